@@ -1,0 +1,111 @@
+//! The one protocol between strategies and whoever answers them.
+//!
+//! A strategy emits a [`Query`]; an oracle, the CLI or a web page returns an [`Answer`]
+//! carrying the same query id. Later methods add kinds (pairwise comparisons, votes on
+//! public and private channels, expert judgements) to these enums; matching code must
+//! therefore handle unknown kinds with an error.
+
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// A point a strategy proposes: unit-cube coordinates for a box space, or a candidate index
+/// for a finite set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Point {
+    /// Coordinates in `[0, 1]^dim` (map to user units with [`crate::Space::to_user`]).
+    Unit(Vec<f64>),
+    /// Row of a candidate set.
+    Index(usize),
+}
+
+/// What must be asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Query {
+    /// Sequence number within a study, echoed in the answer.
+    pub id: u64,
+    /// What is asked.
+    pub kind: QueryKind,
+}
+
+/// The kinds of question a strategy can ask.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum QueryKind {
+    /// Evaluate the objective at each point (one point, or one per party), returning one
+    /// value per point in the same order.
+    Evaluate {
+        /// The points to evaluate.
+        points: Vec<Point>,
+    },
+}
+
+/// What came back for a query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The id of the query answered.
+    pub query_id: u64,
+    /// The content.
+    pub kind: AnswerKind,
+}
+
+/// The kinds of answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AnswerKind {
+    /// One objective value per evaluated point (larger is better).
+    Values {
+        /// The values, in query order.
+        values: Vec<f64>,
+    },
+}
+
+impl Answer {
+    /// Values answering `query`, checked for count and finiteness.
+    pub fn values(query: &Query, values: Vec<f64>) -> Result<Answer> {
+        let a = Answer {
+            query_id: query.id,
+            kind: AnswerKind::Values { values },
+        };
+        a.check_against(query)?;
+        Ok(a)
+    }
+
+    /// Check that this answer fits `query` (same id, right kind and count, finite values).
+    pub fn check_against(&self, query: &Query) -> Result<()> {
+        if self.query_id != query.id {
+            return Err(Error::invalid(
+                "query_id",
+                format!("answer is for query {} but the open query is {}", self.query_id, query.id),
+            ));
+        }
+        match (&query.kind, &self.kind) {
+            (QueryKind::Evaluate { points }, AnswerKind::Values { values }) => {
+                if values.len() != points.len() {
+                    return Err(Error::dim("values", points.len(), values.len()));
+                }
+                crate::check_finite_slice("values", values)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_checked_against_their_query() {
+        let q = Query { id: 3, kind: QueryKind::Evaluate { points: vec![Point::Unit(vec![0.1])] } };
+        assert!(Answer::values(&q, vec![1.0]).is_ok());
+        let e = Answer::values(&q, vec![f64::NAN]).unwrap_err();
+        assert!(e.to_string().contains("values[0]"), "{e}");
+        assert!(matches!(Answer::values(&q, vec![1.0, 2.0]), Err(Error::Dimension { .. })));
+        let wrong = Answer { query_id: 4, kind: AnswerKind::Values { values: vec![1.0] } };
+        assert!(wrong.check_against(&q).unwrap_err().to_string().contains("query_id"));
+        let json = serde_json::to_string(&q).unwrap();
+        assert_eq!(serde_json::from_str::<Query>(&json).unwrap(), q);
+    }
+}

@@ -1,0 +1,14 @@
+//! agora-math: the numerical layer every agora model stands on.
+//!
+//! Nothing here knows about Gaussian processes or acquisitions (see STYLE.md): robust
+//! Cholesky with escalating jitter ([`linalg`]), normal-distribution special functions in
+//! log space ([`special`]), seeded space-filling designs ([`design`]), box-bounded
+//! L-BFGS-B with multistart ([`optim`]) and seeded ChaCha streams ([`rng`]).
+
+pub mod design;
+pub mod linalg;
+pub mod optim;
+pub mod rng;
+pub mod special;
+
+pub use agora_core::{Error, Result};
