@@ -1,0 +1,638 @@
+//! Exact Gaussian-process regression with Gaussian noise (Rasmussen & Williams 2006,
+//! Alg. 2.1 and Eq. 5.9), MAP hyperparameter fitting, prediction, joint sampling and cheap
+//! conditioning.
+//!
+//! The defaults of [`GpConfig::botorch`] reproduce BoTorch 0.18's `SingleTaskGP` (outcome
+//! standardization, RBF ARD without output scale, LogNormal lengthscale and noise priors,
+//! constant mean; ../shared/anchors/RESULTS.md §1), so results are comparable.
+
+use crate::kernel::{Kernel, ParamKind, Scale, Stationary, StationaryKind};
+use crate::prior::Prior;
+use agora_core::{Error, Result};
+use agora_math::linalg::Cholesky;
+use agora_math::optim::{self, LbfgsbOptions};
+use faer::{Mat, MatRef};
+use rand::Rng;
+
+const LN_2PI: f64 = 1.837_877_066_409_345_5;
+
+/// How an [`ExactGp`] is built and fitted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpConfig {
+    /// Radial profile of the ARD kernel.
+    pub kernel: StationaryKind,
+    /// Learn an output scale (`ScaleKernel`); without it the signal variance is 1 in
+    /// standardized units.
+    pub outputscale: bool,
+    /// Prior on each lengthscale.
+    pub lengthscale_prior: Prior,
+    /// Prior on the output scale (if learned).
+    pub outputscale_prior: Prior,
+    /// Prior on the noise variance (standardized units).
+    pub noise_prior: Prior,
+    /// Bounds on each lengthscale.
+    pub lengthscale_bounds: (f64, f64),
+    /// Bounds on the output scale.
+    pub outputscale_bounds: (f64, f64),
+    /// Bounds on the noise variance (standardized units). Equal bounds fix it.
+    pub noise_bounds: (f64, f64),
+    /// Starting lengthscale.
+    pub init_lengthscale: f64,
+    /// Starting output scale.
+    pub init_outputscale: f64,
+    /// Starting noise variance.
+    pub init_noise: f64,
+    /// Learn the constant mean (otherwise it stays 0 in standardized units).
+    pub learn_mean: bool,
+    /// Standardize y (mean 0, sample std with ddof = 1) before fitting.
+    pub standardize: bool,
+    /// Extra random starts drawn from the priors (0 = start from the init values only).
+    pub restarts: usize,
+    /// L-BFGS-B settings.
+    pub optimizer: LbfgsbOptions,
+}
+
+impl GpConfig {
+    /// BoTorch 0.18 `SingleTaskGP` defaults for `d` inputs: RBF ARD, no output scale,
+    /// `l ~ LogNormal(√2 + ½ ln d, √3)` with `l ≥ 0.025` and start at its mode,
+    /// noise `~ LogNormal(−4, 1)` with noise `≥ 1e-4` and start `e^{−5}`, learned constant
+    /// mean from 0, standardized outcomes, scipy's L-BFGS-B defaults.
+    pub fn botorch(d: usize) -> GpConfig {
+        let mu = std::f64::consts::SQRT_2 + 0.5 * (d.max(1) as f64).ln();
+        let sigma = 3f64.sqrt();
+        GpConfig {
+            kernel: StationaryKind::Rbf,
+            outputscale: false,
+            lengthscale_prior: Prior::LogNormal { mu, sigma },
+            outputscale_prior: Prior::None,
+            noise_prior: Prior::LogNormal { mu: -4.0, sigma: 1.0 },
+            lengthscale_bounds: (0.025, 1e4),
+            outputscale_bounds: (1e-4, 1e4),
+            noise_bounds: (1e-4, 1e4),
+            // BoTorch initializes in float32: 0.5016229152679443 (RESULTS.md §1).
+            init_lengthscale: (mu - sigma * sigma).exp() as f32 as f64,
+            init_outputscale: 1.0,
+            init_noise: (-5f64).exp(),
+            learn_mean: true,
+            standardize: true,
+            restarts: 0,
+            optimizer: LbfgsbOptions::default(),
+        }
+    }
+
+    /// Optuna 5 `GPSampler`-style model: Matérn-5/2 ARD with output scale, its heuristic
+    /// priors (`−(0.1/ι + 0.1ι)` on inverse squared lengthscales, Gamma(2, 1) on the scale,
+    /// Gamma(1.1, 30) on the noise), noise ≥ 1e-6, zero mean on standardized outcomes.
+    pub fn optuna(_d: usize) -> GpConfig {
+        GpConfig {
+            kernel: StationaryKind::Matern52,
+            outputscale: true,
+            lengthscale_prior: Prior::OptunaInvSqLengthscale,
+            outputscale_prior: Prior::Gamma { alpha: 2.0, beta: 1.0 },
+            noise_prior: Prior::Gamma { alpha: 1.1, beta: 30.0 },
+            lengthscale_bounds: (1e-3, 1e3),
+            outputscale_bounds: (1e-3, 1e3),
+            noise_bounds: (1e-6, 10.0),
+            init_lengthscale: 1.0,
+            init_outputscale: 1.0,
+            init_noise: 1e-2,
+            learn_mean: false,
+            standardize: true,
+            restarts: 0,
+            optimizer: LbfgsbOptions {
+                pgtol: 1e-2,
+                ..LbfgsbOptions::default()
+            },
+        }
+    }
+
+    /// Validate bounds and starting values; errors name the field.
+    pub fn validate(&self) -> Result<()> {
+        for (name, (lo, hi)) in [
+            ("lengthscale_bounds", self.lengthscale_bounds),
+            ("outputscale_bounds", self.outputscale_bounds),
+            ("noise_bounds", self.noise_bounds),
+        ] {
+            if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi) {
+                return Err(Error::invalid(name, format!("needs 0 < lo <= hi, finite; got ({lo}, {hi})")));
+            }
+        }
+        for (name, v) in [
+            ("init_lengthscale", self.init_lengthscale),
+            ("init_outputscale", self.init_outputscale),
+            ("init_noise", self.init_noise),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::invalid(name, format!("must be a positive finite number, got {v}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The kernel this configuration describes, at its starting values.
+    pub fn build_kernel(&self, d: usize) -> Box<dyn Kernel> {
+        let base = Stationary::ard(self.kernel, d, self.init_lengthscale);
+        if self.outputscale {
+            Box::new(Scale::new(Box::new(base), self.init_outputscale))
+        } else {
+            Box::new(base)
+        }
+    }
+}
+
+/// Hyperparameters of an exact GP, in standardized units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hyper {
+    /// Kernel parameters (log space, in the kernel's order).
+    pub kernel: Vec<f64>,
+    /// Noise variance.
+    pub noise: f64,
+    /// Constant mean.
+    pub mean: f64,
+}
+
+/// What a fit did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitReport {
+    /// Final loss `−(log marginal likelihood + log priors)/n`.
+    pub loss: f64,
+    /// Loss at the first start.
+    pub initial_loss: f64,
+    /// Loss-and-gradient evaluations over all starts.
+    pub evals: usize,
+    /// L-BFGS-B iterations of the winning start.
+    pub iters: u64,
+    /// Number of starts.
+    pub starts: usize,
+    /// Diagonal jitter the final Cholesky needed (0 = none).
+    pub jitter: f64,
+}
+
+/// A Gaussian-process regression model conditioned on data.
+#[derive(Debug, Clone)]
+pub struct ExactGp {
+    kernel: Box<dyn Kernel>,
+    noise: f64,
+    mean: f64,
+    x: Mat<f64>,
+    ys: Vec<f64>,
+    y_shift: f64,
+    y_scale: f64,
+    chol: Cholesky,
+    alpha: Vec<f64>,
+}
+
+fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<()> {
+    if x.nrows() == 0 {
+        return Err(Error::invalid("x_train", "needs at least one training point"));
+    }
+    if x.ncols() == 0 {
+        return Err(Error::invalid("x_train", "needs at least one input dimension"));
+    }
+    if y.len() != x.nrows() {
+        return Err(Error::dim("y_train", x.nrows(), y.len()));
+    }
+    agora_core::check_finite_slice("y_train", y)?;
+    for i in 0..x.nrows() {
+        for j in 0..x.ncols() {
+            if !x[(i, j)].is_finite() {
+                return Err(Error::invalid(
+                    format!("x_train[{i}][{j}]"),
+                    format!("must be a finite number, got {}", x[(i, j)]),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `(shift, scale)` so that `(y − shift)/scale` has mean 0 and sample std 1 (ddof = 1);
+/// scale 1 when fewer than two points or no spread.
+pub fn standardization(y: &[f64]) -> (f64, f64) {
+    let n = y.len() as f64;
+    let m = y.iter().sum::<f64>() / n;
+    if y.len() < 2 {
+        return (m, 1.0);
+    }
+    let v = y.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0);
+    let s = v.sqrt();
+    (m, if s > 1e-12 * (1.0 + m.abs()) { s } else { 1.0 })
+}
+
+/// `A = K + noise·I`.
+fn noisy_gram(kernel: &dyn Kernel, x: MatRef<'_, f64>, noise: f64) -> Mat<f64> {
+    let mut a = kernel.gram(x);
+    for i in 0..a.nrows() {
+        a[(i, i)] += noise;
+    }
+    a
+}
+
+/// Loss and gradient of the fit objective for the optimization vector
+/// `[kernel params.., log noise, (mean)]`.
+struct Objective<'a> {
+    kernel: &'a dyn Kernel,
+    x: MatRef<'a, f64>,
+    ys: &'a [f64],
+    cfg: &'a GpConfig,
+    kinds: Vec<ParamKind>,
+}
+
+impl Objective<'_> {
+    fn unpack(&self, v: &[f64]) -> (Vec<f64>, f64, f64) {
+        let nk = self.kinds.len();
+        let mean = if self.cfg.learn_mean { v[nk + 1] } else { 0.0 };
+        (v[..nk].to_vec(), v[nk].exp(), mean)
+    }
+
+    fn eval(&self, v: &[f64], grad: &mut [f64]) -> Result<f64> {
+        let (kp, noise, mean) = self.unpack(v);
+        let mut kernel = self.kernel.box_clone();
+        kernel.set_params(&kp)?;
+        let n = self.ys.len();
+        let a = noisy_gram(kernel.as_ref(), self.x, noise);
+        let chol = Cholesky::new(a.as_ref())?;
+        let r: Vec<f64> = self.ys.iter().map(|y| y - mean).collect();
+        let alpha = chol.solve_vec(&r);
+        let quad: f64 = r.iter().zip(&alpha).map(|(a, b)| a * b).sum();
+        let mll = -0.5 * quad - 0.5 * chol.log_det() - 0.5 * n as f64 * LN_2PI;
+        // W = ½(ααᵀ − A⁻¹), built in place over A⁻¹.
+        let mut w = chol.inverse();
+        for c in 0..n {
+            for rr in 0..n {
+                w[(rr, c)] = 0.5 * (alpha[rr] * alpha[c] - w[(rr, c)]);
+            }
+        }
+        let gk = kernel.grad_contract(self.x, w.as_ref());
+        let trace_w: f64 = (0..n).map(|i| w[(i, i)]).sum();
+        let mut lp = 0.0;
+        let nk = self.kinds.len();
+        for (i, kind) in self.kinds.iter().enumerate() {
+            let prior = match kind {
+                ParamKind::Lengthscale => self.cfg.lengthscale_prior,
+                ParamKind::Outputscale => self.cfg.outputscale_prior,
+            };
+            let (l, dl) = prior.log_density_grad(kp[i]);
+            lp += l;
+            grad[i] = -(gk[i] + dl) / n as f64;
+        }
+        let (l, dl) = self.cfg.noise_prior.log_density_grad(v[nk]);
+        lp += l;
+        grad[nk] = -(noise * trace_w + dl) / n as f64;
+        if self.cfg.learn_mean {
+            grad[nk + 1] = -alpha.iter().sum::<f64>() / n as f64;
+        }
+        Ok(-(mll + lp) / n as f64)
+    }
+}
+
+impl ExactGp {
+    /// A GP with fixed hyperparameters on raw (unstandardized) data: `noise` and `mean`
+    /// are in the units of `y`.
+    pub fn new(x: Mat<f64>, y: &[f64], kernel: Box<dyn Kernel>, noise: f64, mean: f64) -> Result<ExactGp> {
+        check_data(x.as_ref(), y)?;
+        agora_core::check_finite("noise", noise)?;
+        agora_core::check_finite("mean", mean)?;
+        if noise < 0.0 {
+            return Err(Error::invalid("noise", format!("must be >= 0, got {noise}")));
+        }
+        ExactGp::assemble(kernel, noise, mean, x, y.to_vec(), 0.0, 1.0)
+    }
+
+    fn assemble(
+        kernel: Box<dyn Kernel>,
+        noise: f64,
+        mean: f64,
+        x: Mat<f64>,
+        ys: Vec<f64>,
+        y_shift: f64,
+        y_scale: f64,
+    ) -> Result<ExactGp> {
+        let a = noisy_gram(kernel.as_ref(), x.as_ref(), noise);
+        let chol = Cholesky::new(a.as_ref())?;
+        let r: Vec<f64> = ys.iter().map(|y| y - mean).collect();
+        let alpha = chol.solve_vec(&r);
+        Ok(ExactGp {
+            kernel,
+            noise,
+            mean,
+            x,
+            ys,
+            y_shift,
+            y_scale,
+            chol,
+            alpha,
+        })
+    }
+
+    /// Fit by MAP (L-BFGS-B in log hyperparameters from the configured start plus
+    /// `cfg.restarts` prior draws; the best loss wins) and condition on the data.
+    pub fn fit<R: Rng + ?Sized>(x: Mat<f64>, y: &[f64], cfg: &GpConfig, rng: &mut R) -> Result<(ExactGp, FitReport)> {
+        ExactGp::fit_from(x, y, cfg, None, rng)
+    }
+
+    /// As [`ExactGp::fit`], also starting from `warm` (e.g. the previous iteration's
+    /// hyperparameters) when given.
+    pub fn fit_from<R: Rng + ?Sized>(
+        x: Mat<f64>,
+        y: &[f64],
+        cfg: &GpConfig,
+        warm: Option<&Hyper>,
+        rng: &mut R,
+    ) -> Result<(ExactGp, FitReport)> {
+        check_data(x.as_ref(), y)?;
+        cfg.validate()?;
+        let (y_shift, y_scale) = if cfg.standardize { standardization(y) } else { (0.0, 1.0) };
+        let ys: Vec<f64> = y.iter().map(|v| (v - y_shift) / y_scale).collect();
+        let kernel = cfg.build_kernel(x.ncols());
+        let kinds = kernel.param_kinds();
+        let nk = kinds.len();
+        let obj = Objective {
+            kernel: kernel.as_ref(),
+            x: x.as_ref(),
+            ys: &ys,
+            cfg,
+            kinds: kinds.clone(),
+        };
+        let mut bounds: Vec<(f64, f64)> = kinds
+            .iter()
+            .map(|k| {
+                let (lo, hi) = match k {
+                    ParamKind::Lengthscale => cfg.lengthscale_bounds,
+                    ParamKind::Outputscale => cfg.outputscale_bounds,
+                };
+                (lo.ln(), hi.ln())
+            })
+            .collect();
+        bounds.push((cfg.noise_bounds.0.ln(), cfg.noise_bounds.1.ln()));
+        if cfg.learn_mean {
+            bounds.push((f64::NEG_INFINITY, f64::INFINITY));
+        }
+        let clamp = |v: Vec<f64>| -> Vec<f64> {
+            v.iter().zip(&bounds).map(|(x, (l, h))| x.clamp(*l, *h)).collect()
+        };
+        let mut first = kernel.params();
+        first.push(cfg.init_noise.ln());
+        if cfg.learn_mean {
+            first.push(0.0);
+        }
+        let mut starts = vec![clamp(first)];
+        if let Some(h) = warm
+            && h.kernel.len() == nk
+        {
+            let mut v = h.kernel.clone();
+            v.push(h.noise.max(1e-300).ln());
+            if cfg.learn_mean {
+                v.push(h.mean);
+            }
+            if v.iter().all(|x| x.is_finite()) {
+                starts.push(clamp(v));
+            }
+        }
+        for _ in 0..cfg.restarts {
+            let mut v: Vec<f64> = kinds
+                .iter()
+                .map(|k| match k {
+                    ParamKind::Lengthscale => cfg.lengthscale_prior.sample_log(rng),
+                    ParamKind::Outputscale => cfg.outputscale_prior.sample_log(rng),
+                })
+                .collect();
+            v.push(cfg.noise_prior.sample_log(rng));
+            if cfg.learn_mean {
+                v.push(0.0);
+            }
+            starts.push(clamp(v));
+        }
+        let f = |v: &[f64], g: &mut [f64]| obj.eval(v, g);
+        let mut g0 = vec![0.0; starts[0].len()];
+        let initial_loss = obj.eval(&starts[0], &mut g0).unwrap_or(f64::NAN);
+        let minima = optim::multistart(&f, &starts, &bounds, cfg.optimizer)?;
+        let evals = minima.iter().map(|m| m.evals).sum();
+        let best = optim::best(&minima).ok_or_else(|| Error::Numerical("no fit succeeded".into()))?;
+        let (kp, noise, mean) = obj.unpack(&best.x);
+        let mut kernel = kernel;
+        kernel.set_params(&kp)?;
+        let gp = ExactGp::assemble(kernel, noise, mean, x, ys, y_shift, y_scale)?;
+        let report = FitReport {
+            loss: best.f,
+            initial_loss,
+            evals,
+            iters: best.iters,
+            starts: starts.len(),
+            jitter: gp.chol.jitter(),
+        };
+        Ok((gp, report))
+    }
+
+    /// Number of training points.
+    pub fn n(&self) -> usize {
+        self.x.nrows()
+    }
+
+    /// Input dimension.
+    pub fn dim(&self) -> usize {
+        self.x.ncols()
+    }
+
+    /// Training inputs.
+    pub fn x(&self) -> MatRef<'_, f64> {
+        self.x.as_ref()
+    }
+
+    /// Training outcomes in original units.
+    pub fn y(&self) -> Vec<f64> {
+        self.ys.iter().map(|v| v * self.y_scale + self.y_shift).collect()
+    }
+
+    /// The kernel (standardized units).
+    pub fn kernel(&self) -> &dyn Kernel {
+        self.kernel.as_ref()
+    }
+
+    /// Hyperparameters (standardized units).
+    pub fn hyper(&self) -> Hyper {
+        Hyper {
+            kernel: self.kernel.params(),
+            noise: self.noise,
+            mean: self.mean,
+        }
+    }
+
+    /// Noise variance in the units of y.
+    pub fn noise_variance(&self) -> f64 {
+        self.noise * self.y_scale * self.y_scale
+    }
+
+    /// `(shift, scale)` of the outcome standardization.
+    pub fn standardization(&self) -> (f64, f64) {
+        (self.y_shift, self.y_scale)
+    }
+
+    /// Diagonal jitter the Cholesky needed.
+    pub fn jitter(&self) -> f64 {
+        self.chol.jitter()
+    }
+
+    /// Log marginal likelihood `log N(y_s | m1, K + σ²I)` of the (standardized, if the
+    /// model standardizes) training outcomes, total over points.
+    pub fn log_marginal_likelihood(&self) -> f64 {
+        let quad: f64 = self.ys.iter().zip(&self.alpha).map(|(y, a)| (y - self.mean) * a).sum();
+        -0.5 * quad - 0.5 * self.chol.log_det() - 0.5 * self.n() as f64 * LN_2PI
+    }
+
+    fn check_inputs(&self, xs: MatRef<'_, f64>) -> Result<()> {
+        if xs.ncols() != self.dim() {
+            return Err(Error::dim("x_test columns", self.dim(), xs.ncols()));
+        }
+        for i in 0..xs.nrows() {
+            for j in 0..xs.ncols() {
+                if !xs[(i, j)].is_finite() {
+                    return Err(Error::invalid(format!("x_test[{i}][{j}]"), "must be a finite number"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Posterior mean and latent variance (no observation noise) at each row of `xs`, in
+    /// the units of y.
+    pub fn predict(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Vec<f64>)> {
+        self.check_inputs(xs)?;
+        let m = xs.nrows();
+        // V = L⁻¹ K(X, xs): n × m.
+        let mut v = self.kernel.cross(self.x.as_ref(), xs);
+        let mean: Vec<f64> = (0..m)
+            .map(|c| {
+                let s: f64 = (0..self.n()).map(|r| v[(r, c)] * self.alpha[r]).sum();
+                (self.mean + s) * self.y_scale + self.y_shift
+            })
+            .collect();
+        self.chol.solve_lower_in_place(v.as_mut());
+        let kss = self.kernel.diag(xs);
+        let s2 = self.y_scale * self.y_scale;
+        let var = (0..m)
+            .map(|c| {
+                let q: f64 = (0..self.n()).map(|r| v[(r, c)] * v[(r, c)]).sum();
+                (kss[c] - q).max(0.0) * s2
+            })
+            .collect();
+        Ok((mean, var))
+    }
+
+    /// Posterior mean and full latent covariance at the rows of `xs`, in the units of y.
+    pub fn predict_cov(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
+        self.check_inputs(xs)?;
+        let m = xs.nrows();
+        let mut v = self.kernel.cross(self.x.as_ref(), xs);
+        let mean: Vec<f64> = (0..m)
+            .map(|c| {
+                let s: f64 = (0..self.n()).map(|r| v[(r, c)] * self.alpha[r]).sum();
+                (self.mean + s) * self.y_scale + self.y_shift
+            })
+            .collect();
+        self.chol.solve_lower_in_place(v.as_mut());
+        let mut cov = self.kernel.gram(xs);
+        faer::linalg::matmul::matmul(
+            cov.as_mut(),
+            faer::Accum::Add,
+            v.transpose(),
+            v.as_ref(),
+            -1.0,
+            faer::Par::Seq,
+        );
+        let s2 = self.y_scale * self.y_scale;
+        for c in 0..m {
+            for r in 0..m {
+                cov[(r, c)] *= s2;
+            }
+        }
+        Ok((mean, cov))
+    }
+
+    /// `n_samples` joint draws of the latent function at the rows of `xs` (each a vector
+    /// of length `xs.nrows()`), via a jittered Cholesky of the posterior covariance.
+    pub fn sample<R: Rng + ?Sized>(&self, xs: MatRef<'_, f64>, n_samples: usize, rng: &mut R) -> Result<Vec<Vec<f64>>> {
+        use rand_distr::{Distribution, StandardNormal};
+        let (mean, cov) = self.predict_cov(xs)?;
+        let l = Cholesky::new(cov.as_ref())?;
+        let m = mean.len();
+        Ok((0..n_samples)
+            .map(|_| {
+                let z: Vec<f64> = (0..m).map(|_| StandardNormal.sample(rng)).collect();
+                (0..m)
+                    .map(|i| mean[i] + (0..=i).map(|j| l.l()[(i, j)] * z[j]).sum::<f64>())
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// Mean and latent variance at one point with their gradients in the input, in the
+    /// units of y: `(μ, σ², ∇μ, ∇σ²)`. This is what continuous acquisition maximizers need.
+    pub fn predict_with_grad(&self, x: &[f64]) -> Result<(f64, f64, Vec<f64>, Vec<f64>)> {
+        if x.len() != self.dim() {
+            return Err(Error::dim("x", self.dim(), x.len()));
+        }
+        agora_core::check_finite_slice("x", x)?;
+        let xm = Mat::from_fn(1, x.len(), |_, j| x[j]);
+        let k = self.kernel.cross(self.x.as_ref(), xm.as_ref()); // n × 1
+        let kv: Vec<f64> = (0..self.n()).map(|i| k[(i, 0)]).collect();
+        let dk = self.kernel.grad_x(x, self.x.as_ref()); // n × d
+        let mu_s = self.mean + kv.iter().zip(&self.alpha).map(|(a, b)| a * b).sum::<f64>();
+        let w = self.chol.solve_vec(&kv); // A⁻¹ k
+        let kss = self.kernel.diag(xm.as_ref())[0];
+        let var_s = (kss - kv.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>()).max(0.0);
+        let dself = self.kernel.diag_grad_x(x);
+        let d = self.dim();
+        let mut dmu = vec![0.0; d];
+        let mut dvar = vec![0.0; d];
+        for j in 0..d {
+            let mut a = 0.0;
+            let mut b = 0.0;
+            for i in 0..self.n() {
+                a += dk[(i, j)] * self.alpha[i];
+                b += dk[(i, j)] * w[i];
+            }
+            dmu[j] = a * self.y_scale;
+            dvar[j] = (dself[j] - 2.0 * b) * self.y_scale * self.y_scale;
+        }
+        Ok((
+            mu_s * self.y_scale + self.y_shift,
+            var_s * self.y_scale * self.y_scale,
+            dmu,
+            dvar,
+        ))
+    }
+
+    /// The same model conditioned on extra observations (same hyperparameters and
+    /// standardization), by a bordered Cholesky update in `O(n² m)`.
+    pub fn condition(&self, x_new: MatRef<'_, f64>, y_new: &[f64]) -> Result<ExactGp> {
+        if x_new.ncols() != self.dim() {
+            return Err(Error::dim("x_new columns", self.dim(), x_new.ncols()));
+        }
+        if y_new.len() != x_new.nrows() {
+            return Err(Error::dim("y_new", x_new.nrows(), y_new.len()));
+        }
+        agora_core::check_finite_slice("y_new", y_new)?;
+        self.check_inputs(x_new)?;
+        let cross = self.kernel.cross(self.x.as_ref(), x_new);
+        let corner = noisy_gram(self.kernel.as_ref(), x_new, self.noise);
+        let chol = self.chol.extend(cross.as_ref(), corner.as_ref())?;
+        let (n, m) = (self.n(), x_new.nrows());
+        let x = Mat::from_fn(n + m, self.dim(), |i, j| if i < n { self.x[(i, j)] } else { x_new[(i - n, j)] });
+        let mut ys = self.ys.clone();
+        ys.extend(y_new.iter().map(|v| (v - self.y_shift) / self.y_scale));
+        let r: Vec<f64> = ys.iter().map(|y| y - self.mean).collect();
+        let alpha = chol.solve_vec(&r);
+        Ok(ExactGp {
+            kernel: self.kernel.clone(),
+            noise: self.noise,
+            mean: self.mean,
+            x,
+            ys,
+            y_shift: self.y_shift,
+            y_scale: self.y_scale,
+            chol,
+            alpha,
+        })
+    }
+}

@@ -1,0 +1,34 @@
+//! agora-gp: kernels and Gaussian-process models.
+//!
+//! Inputs are `n × d` faer matrices (one row per point, unit-cube coordinates or candidate
+//! indices). Kernel hyperparameters live in log space; priors are densities over the
+//! positive value itself (as in GPyTorch), so MAP estimates match BoTorch's.
+
+pub mod exact;
+pub mod kernel;
+pub mod prior;
+
+pub use exact::{ExactGp, FitReport, GpConfig, Hyper};
+pub use kernel::{Kernel, ParamKind, Precomputed, Product, Scale, Stationary, StationaryKind, Sum};
+pub use prior::Prior;
+
+use faer::Mat;
+
+/// Build an `n × d` input matrix from rows, checking shape and finiteness (errors name
+/// `field[i][j]`).
+pub fn rows_to_mat(field: &str, rows: &[Vec<f64>], d: usize) -> agora_core::Result<Mat<f64>> {
+    for (i, r) in rows.iter().enumerate() {
+        if r.len() != d {
+            return Err(agora_core::Error::dim(format!("{field}[{i}]"), d, r.len()));
+        }
+        for (j, v) in r.iter().enumerate() {
+            if !v.is_finite() {
+                return Err(agora_core::Error::invalid(
+                    format!("{field}[{i}][{j}]"),
+                    format!("must be a finite number, got {v}"),
+                ));
+            }
+        }
+    }
+    Ok(Mat::from_fn(rows.len(), d, |i, j| rows[i][j]))
+}

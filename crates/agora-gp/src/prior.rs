@@ -1,0 +1,139 @@
+//! Priors over positive hyperparameters (lengthscales, output scales, noise variances).
+//!
+//! Densities are over the value `θ > 0` itself, not over `log θ`, as in GPyTorch. The
+//! optimizer moves in `p = log θ` without a Jacobian term, so the MAP point is the same
+//! one GPyTorch finds when it optimizes `θ` directly.
+
+use serde::{Deserialize, Serialize};
+
+/// A prior density on a positive hyperparameter.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Prior {
+    /// No prior (flat in θ).
+    None,
+    /// `log θ ~ N(mu, sigma²)`.
+    LogNormal {
+        /// Mean of `log θ`.
+        mu: f64,
+        /// Standard deviation of `log θ`.
+        sigma: f64,
+    },
+    /// Gamma with shape `alpha` and rate `beta`.
+    Gamma {
+        /// Shape.
+        alpha: f64,
+        /// Rate.
+        beta: f64,
+    },
+    /// Optuna's GPSampler heuristic prior on a lengthscale `l` through the inverse squared
+    /// lengthscale `ι = 1/l²`: `log p = −(0.1/ι + 0.1·ι)` (unnormalized).
+    OptunaInvSqLengthscale,
+}
+
+impl Prior {
+    /// `(log p(θ), d log p / d log θ)` at `θ = exp(p)`.
+    pub fn log_density_grad(&self, p: f64) -> (f64, f64) {
+        let theta = p.exp();
+        match *self {
+            Prior::None => (0.0, 0.0),
+            Prior::LogNormal { mu, sigma } => {
+                let z = (p - mu) / sigma;
+                let lp = -p - sigma.ln() - 0.5 * (2.0 * std::f64::consts::PI).ln() - 0.5 * z * z;
+                (lp, -1.0 - z / sigma)
+            }
+            Prior::Gamma { alpha, beta } => {
+                let lp = alpha * beta.ln() - ln_gamma(alpha) + (alpha - 1.0) * p - beta * theta;
+                (lp, (alpha - 1.0) - beta * theta)
+            }
+            Prior::OptunaInvSqLengthscale => {
+                let iota = (-2.0 * p).exp();
+                // d iota / dp = -2 iota
+                let lp = -(0.1 / iota + 0.1 * iota);
+                let dlp_diota = 0.1 / (iota * iota) - 0.1;
+                (lp, dlp_diota * (-2.0 * iota))
+            }
+        }
+    }
+
+    /// The mode of θ (a natural starting value), if the prior has one.
+    pub fn mode(&self) -> Option<f64> {
+        match *self {
+            Prior::LogNormal { mu, sigma } => Some((mu - sigma * sigma).exp()),
+            Prior::Gamma { alpha, beta } if alpha >= 1.0 => Some((alpha - 1.0) / beta),
+            Prior::OptunaInvSqLengthscale => Some(1.0),
+            _ => None,
+        }
+    }
+
+    /// A draw of `log θ` for a multistart (a wide default when the prior is flat).
+    pub fn sample_log<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        use rand_distr::{Distribution, Gamma, Normal};
+        match *self {
+            Prior::LogNormal { mu, sigma } => Normal::new(mu, sigma).map_or(mu, |n| n.sample(rng)),
+            Prior::Gamma { alpha, beta } => Gamma::new(alpha, 1.0 / beta)
+                .map_or(0.0, |g| g.sample(rng).max(1e-12).ln()),
+            Prior::OptunaInvSqLengthscale | Prior::None => Normal::new(0.0, 1.0).map_or(0.0, |n| n.sample(rng)),
+        }
+    }
+}
+
+/// `ln Γ(x)` for `x > 0` (Lanczos, g = 7, n = 9; relative error below 1e-14).
+pub fn ln_gamma(x: f64) -> f64 {
+    const G: f64 = 7.0;
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = C[0];
+    let t = x + G + 0.5;
+    for (i, c) in C.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn densities_match_closed_forms_and_gradients_match_differences() {
+        // LogNormal(0, 1) at θ = 1: 1/sqrt(2π).
+        let (lp, _) = Prior::LogNormal { mu: 0.0, sigma: 1.0 }.log_density_grad(0.0);
+        assert!((lp - (-(0.5 * (2.0 * std::f64::consts::PI).ln()))).abs() < 1e-14);
+        // Gamma(2, 1) at θ = 1: θ e^{-θ} = e^{-1}.
+        let (lp, _) = Prior::Gamma { alpha: 2.0, beta: 1.0 }.log_density_grad(0.0);
+        assert!((lp + 1.0).abs() < 1e-13);
+        assert!((ln_gamma(5.0) - 24f64.ln()).abs() < 1e-13);
+        assert!((ln_gamma(0.5) - std::f64::consts::PI.sqrt().ln()).abs() < 1e-13);
+        for prior in [
+            Prior::LogNormal { mu: 1.2, sigma: 1.7 },
+            Prior::Gamma { alpha: 2.4, beta: 2.7 },
+            Prior::OptunaInvSqLengthscale,
+        ] {
+            for p in [-2.0, -0.3, 0.4, 1.5] {
+                let h = 1e-6;
+                let fd = (prior.log_density_grad(p + h).0 - prior.log_density_grad(p - h).0) / (2.0 * h);
+                let g = prior.log_density_grad(p).1;
+                assert!((fd - g).abs() < 1e-6 * (1.0 + g.abs()), "{prior:?} at {p}: {fd} vs {g}");
+            }
+        }
+        // BoTorch's lengthscale prior mode for d = 6 (RESULTS.md §1): 0.50162.
+        let mu = 2f64.sqrt() + 0.5 * 6f64.ln();
+        let m = Prior::LogNormal { mu, sigma: 3f64.sqrt() }.mode().unwrap();
+        assert!((m - 0.5016229).abs() < 1e-6);
+    }
+}
