@@ -50,6 +50,23 @@ pub trait Kernel: Send + Sync + Debug {
     fn diag_grad_x(&self, x: &[f64]) -> Vec<f64> {
         vec![0.0; x.len()]
     }
+    /// For a (scaled) stationary kernel on `d` inputs: its profile, per-input lengthscales
+    /// (infinite for inputs it ignores) and output scale, which define its spectral density
+    /// (used by random Fourier features). `None` for other kernels.
+    fn spectral(&self, _d: usize) -> Option<Spectral> {
+        None
+    }
+}
+
+/// The spectral description of a scaled stationary kernel (see [`Kernel::spectral`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spectral {
+    /// Radial profile.
+    pub kind: StationaryKind,
+    /// One lengthscale per input (infinite where the kernel ignores the input).
+    pub lengthscales: Vec<f64>,
+    /// Output scale.
+    pub scale: f64,
 }
 
 impl Clone for Box<dyn Kernel> {
@@ -266,6 +283,13 @@ impl Kernel for Stationary {
             })
             .collect()
     }
+    fn spectral(&self, d: usize) -> Option<Spectral> {
+        let mut ls = vec![f64::INFINITY; d];
+        for (&j, l) in self.active.iter().zip(self.lengthscales()) {
+            *ls.get_mut(j)? = l;
+        }
+        Some(Spectral { kind: self.kind, lengthscales: ls, scale: 1.0 })
+    }
     fn grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> Mat<f64> {
         // ∂k(x, b_i)/∂x_j = κ'(r²) · 2 (x_j − b_ij) / l_j².
         let nb = b.nrows();
@@ -352,6 +376,9 @@ impl Kernel for Scale {
         let mut g = vec![ds];
         g.extend(self.inner.grad_contract(x, w).into_iter().map(|v| s * v));
         g
+    }
+    fn spectral(&self, d: usize) -> Option<Spectral> {
+        self.inner.spectral(d).map(|s| Spectral { scale: s.scale * self.outputscale(), ..s })
     }
     fn grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> Mat<f64> {
         let mut g = self.inner.grad_x(x, b);

@@ -1,0 +1,54 @@
+//! agora-acq: acquisition functions and their maximizers.
+//!
+//! An acquisition takes any [`Model`] with Gaussian marginals; a maximizer takes any
+//! [`Acquisition`] (STYLE.md: small pieces that compose). All acquisitions are maximized.
+
+pub mod analytic;
+pub mod maximize;
+pub mod thompson;
+
+use agora_core::Result;
+use faer::MatRef;
+
+pub use analytic::{Analytic, AnalyticKind};
+pub use maximize::{BoxMaximizer, maximize_box, maximize_finite};
+pub use thompson::RffSample;
+
+/// A model with Gaussian posterior marginals over a continuous input.
+pub trait Model: Sync {
+    /// Input dimension.
+    fn dim(&self) -> usize;
+    /// Mean and latent variance at each row of `xs`.
+    fn predict(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Vec<f64>)>;
+    /// `(μ, σ², ∇μ, ∇σ²)` at one point.
+    fn predict_with_grad(&self, x: &[f64]) -> Result<(f64, f64, Vec<f64>, Vec<f64>)>;
+}
+
+impl Model for agora_gp::ExactGp {
+    fn dim(&self) -> usize {
+        agora_gp::ExactGp::dim(self)
+    }
+    fn predict(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Vec<f64>)> {
+        agora_gp::ExactGp::predict(self, xs)
+    }
+    fn predict_with_grad(&self, x: &[f64]) -> Result<(f64, f64, Vec<f64>, Vec<f64>)> {
+        agora_gp::ExactGp::predict_with_grad(self, x)
+    }
+}
+
+/// A function to maximize over inputs.
+pub trait Acquisition: Sync {
+    /// Input dimension.
+    fn dim(&self) -> usize;
+    /// Value at `x`; writes the gradient into `grad` when given.
+    fn value_grad(&self, x: &[f64], grad: Option<&mut [f64]>) -> Result<f64>;
+    /// Values at every row of `xs` (batched where the model allows).
+    fn values(&self, xs: MatRef<'_, f64>) -> Result<Vec<f64>> {
+        (0..xs.nrows())
+            .map(|i| {
+                let x: Vec<f64> = (0..xs.ncols()).map(|j| xs[(i, j)]).collect();
+                self.value_grad(&x, None)
+            })
+            .collect()
+    }
+}
