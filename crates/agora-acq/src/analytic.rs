@@ -81,7 +81,9 @@ impl AnalyticKind {
 
 /// Analytic EUBO of a pair from its joint moments: `E[max(f₀, f₁)]`.
 pub fn eubo_on_moments(m0: f64, m1: f64, cov: [[f64; 2]; 2]) -> f64 {
-    let s = (cov[0][0] + cov[1][1] - cov[0][1] - cov[1][0]).max(EUBO_VAR_FLOOR).sqrt();
+    let s = (cov[0][0] + cov[1][1] - cov[0][1] - cov[1][0])
+        .max(EUBO_VAR_FLOOR)
+        .sqrt();
     s * h((m0 - m1) / s) + m1
 }
 
@@ -118,7 +120,10 @@ impl<M: Model + ?Sized> Acquisition for Analytic<'_, M> {
 
     fn values(&self, xs: MatRef<'_, f64>) -> Result<Vec<f64>> {
         let (m, v) = self.model.predict(xs)?;
-        Ok(m.iter().zip(&v).map(|(m, v)| self.kind.on_moments(*m, *v).0).collect())
+        Ok(m.iter()
+            .zip(&v)
+            .map(|(m, v)| self.kind.on_moments(*m, *v).0)
+            .collect())
     }
 }
 
@@ -140,8 +145,14 @@ mod tests {
                 let e = 1e-6;
                 let fdm = (kind.on_moments(m + e, v).0 - kind.on_moments(m - e, v).0) / (2.0 * e);
                 let fdv = (kind.on_moments(m, v + e).0 - kind.on_moments(m, v - e).0) / (2.0 * e);
-                assert!((fdm - dm).abs() < 1e-6 * (1.0 + dm.abs()), "{kind:?} dμ {fdm} vs {dm}");
-                assert!((fdv - dv).abs() < 1e-6 * (1.0 + dv.abs()), "{kind:?} dσ² {fdv} vs {dv}");
+                assert!(
+                    (fdm - dm).abs() < 1e-6 * (1.0 + dm.abs()),
+                    "{kind:?} dμ {fdm} vs {dm}"
+                );
+                assert!(
+                    (fdv - dv).abs() < 1e-6 * (1.0 + dv.abs()),
+                    "{kind:?} dσ² {fdv} vs {dv}"
+                );
             }
         }
     }
@@ -152,7 +163,11 @@ mod tests {
             let (m, v) = (u * 0.3, 0.09);
             let ei = AnalyticKind::Ei { best_f: 0.0 }.on_moments(m, v).0;
             let lei = AnalyticKind::LogEi { best_f: 0.0 }.on_moments(m, v).0;
-            assert!((ei.ln() - lei).abs() < 1e-12 * (1.0 + lei.abs()), "u {u}: {} vs {lei}", ei.ln());
+            assert!(
+                (ei.ln() - lei).abs() < 1e-12 * (1.0 + lei.abs()),
+                "u {u}: {} vs {lei}",
+                ei.ln()
+            );
         }
     }
 
@@ -177,6 +192,10 @@ mod tests {
                 acc += w * f0.max(f1);
             }
         }
-        assert!((eubo_on_moments(m0, m1, cov) - acc).abs() < 1e-6, "{} vs {acc}", eubo_on_moments(m0, m1, cov));
+        assert!(
+            (eubo_on_moments(m0, m1, cov) - acc).abs() < 1e-6,
+            "{} vs {acc}",
+            eubo_on_moments(m0, m1, cov)
+        );
     }
 }

@@ -33,20 +33,33 @@ impl Default for BoxMaximizer {
 }
 
 /// Maximize `acq` over `[0, 1]^d`; returns `(argmax, value)`. Deterministic in `seed`.
-pub fn maximize_box(acq: &dyn Acquisition, opts: &BoxMaximizer, seed: u64) -> Result<(Vec<f64>, f64)> {
+pub fn maximize_box(
+    acq: &dyn Acquisition,
+    opts: &BoxMaximizer,
+    seed: u64,
+) -> Result<(Vec<f64>, f64)> {
     let d = acq.dim();
     if opts.raw_samples == 0 || opts.restarts == 0 {
-        return Err(Error::invalid("raw_samples/restarts", "both must be at least 1"));
+        return Err(Error::invalid(
+            "raw_samples/restarts",
+            "both must be at least 1",
+        ));
     }
     let raw = agora_math::design::sobol(opts.raw_samples, d, seed)?;
     let xs = Mat::from_fn(raw.len(), d, |i, j| raw[i][j]);
     let vals = acq.values(xs.as_ref())?;
     let mut order: Vec<usize> = (0..raw.len()).filter(|&i| vals[i].is_finite()).collect();
     if order.is_empty() {
-        return Err(Error::Numerical("acquisition is not finite at any raw sample".into()));
+        return Err(Error::Numerical(
+            "acquisition is not finite at any raw sample".into(),
+        ));
     }
     order.sort_by(|&a, &b| vals[b].total_cmp(&vals[a]).then(a.cmp(&b)));
-    let starts: Vec<Vec<f64>> = order.iter().take(opts.restarts).map(|&i| raw[i].clone()).collect();
+    let starts: Vec<Vec<f64>> = order
+        .iter()
+        .take(opts.restarts)
+        .map(|&i| raw[i].clone())
+        .collect();
     let bounds = vec![(0.0, 1.0); d];
     let neg = |x: &[f64], g: &mut [f64]| -> Result<f64> {
         let v = acq.value_grad(x, Some(g))?;
@@ -69,13 +82,20 @@ pub fn maximize_box(acq: &dyn Acquisition, opts: &BoxMaximizer, seed: u64) -> Re
 
 /// Maximize `acq` over the rows of `candidates` (skipping `exclude`d rows), scoring in
 /// parallel batches; returns `(index, value)`, the first index on ties.
-pub fn maximize_finite(acq: &dyn Acquisition, candidates: MatRef<'_, f64>, exclude: &[bool]) -> Result<(usize, f64)> {
+pub fn maximize_finite(
+    acq: &dyn Acquisition,
+    candidates: MatRef<'_, f64>,
+    exclude: &[bool],
+) -> Result<(usize, f64)> {
     const BATCH: usize = 1024;
     let n = candidates.nrows();
     if n == 0 {
         return Err(Error::invalid("candidates", "needs at least one candidate"));
     }
-    let chunks: Vec<(usize, usize)> = (0..n).step_by(BATCH).map(|s| (s, (s + BATCH).min(n))).collect();
+    let chunks: Vec<(usize, usize)> = (0..n)
+        .step_by(BATCH)
+        .map(|s| (s, (s + BATCH).min(n)))
+        .collect();
     let scored: Vec<Result<Vec<f64>>> = chunks
         .par_iter()
         .map(|&(s, e)| acq.values(candidates.subrows(s, e - s)))
@@ -92,5 +112,10 @@ pub fn maximize_finite(acq: &dyn Acquisition, candidates: MatRef<'_, f64>, exclu
             }
         }
     }
-    best.ok_or_else(|| Error::invalid("candidates", "every candidate is excluded or scores non-finite"))
+    best.ok_or_else(|| {
+        Error::invalid(
+            "candidates",
+            "every candidate is excluded or scores non-finite",
+        )
+    })
 }

@@ -32,12 +32,15 @@ pub struct RffSample {
 impl RffSample {
     /// Draw a function from `gp`'s posterior with `n_features` random features. Needs a
     /// (scaled) stationary kernel.
-    pub fn draw<R: Rng + ?Sized>(gp: &ExactGp, n_features: usize, rng: &mut R) -> Result<RffSample> {
+    pub fn draw<R: Rng + ?Sized>(
+        gp: &ExactGp,
+        n_features: usize,
+        rng: &mut R,
+    ) -> Result<RffSample> {
         let d = gp.dim();
-        let spec = gp
-            .kernel()
-            .spectral(d)
-            .ok_or_else(|| Error::invalid("kernel", "random Fourier features need a stationary kernel"))?;
+        let spec = gp.kernel().spectral(d).ok_or_else(|| {
+            Error::invalid("kernel", "random Fourier features need a stationary kernel")
+        })?;
         if n_features == 0 {
             return Err(Error::invalid("n_features", "must be at least 1"));
         }
@@ -48,7 +51,9 @@ impl RffSample {
             StationaryKind::Matern32 => Some(3.0),
             StationaryKind::Matern52 => Some(5.0),
         };
-        let chi = dof.map(|k: f64| ChiSquared::new(k).map_err(|e| Error::Numerical(e.to_string()))).transpose()?;
+        let chi = dof
+            .map(|k: f64| ChiSquared::new(k).map_err(|e| Error::Numerical(e.to_string())))
+            .transpose()?;
         let mut omega = Mat::zeros(m, d);
         for k in 0..m {
             // Student-t: z · √(ν'/χ²_ν'), ν' = 2ν.
@@ -65,37 +70,69 @@ impl RffSample {
                 omega[(k, j)] = if l.is_finite() { z * t / l } else { 0.0 };
             }
         }
-        let b: Vec<f64> = (0..m).map(|_| rng.random::<f64>() * std::f64::consts::TAU).collect();
+        let b: Vec<f64> = (0..m)
+            .map(|_| rng.random::<f64>() * std::f64::consts::TAU)
+            .collect();
         let amp = (2.0 * spec.scale / m as f64).sqrt();
         let (shift, scale) = gp.standardization();
         let h = gp.hyper();
         let x = gp.x();
         let n = gp.n();
-        let ys: Vec<f64> = gp.y().iter().map(|v| (v - shift) / scale - h.mean).collect();
+        let ys: Vec<f64> = gp
+            .y()
+            .iter()
+            .map(|v| (v - shift) / scale - h.mean)
+            .collect();
         // Φ: n × M.
         let phi = features(&omega, &b, amp, x);
         // A = ΦᵀΦ + σ² I; w ~ N(A⁻¹Φᵀy, σ² A⁻¹).
         let mut a = Mat::zeros(m, m);
-        faer::linalg::matmul::matmul(a.as_mut(), faer::Accum::Replace, phi.transpose(), phi.as_ref(), 1.0, faer::Par::Seq);
+        faer::linalg::matmul::matmul(
+            a.as_mut(),
+            faer::Accum::Replace,
+            phi.transpose(),
+            phi.as_ref(),
+            1.0,
+            faer::Par::Seq,
+        );
         let noise = h.noise.max(1e-6);
         for i in 0..m {
             a[(i, i)] += noise;
         }
         let chol = Cholesky::new(a.as_ref())?;
-        let pty: Vec<f64> = (0..m).map(|k| (0..n).map(|i| phi[(i, k)] * ys[i]).sum()).collect();
+        let pty: Vec<f64> = (0..m)
+            .map(|k| (0..n).map(|i| phi[(i, k)] * ys[i]).sum())
+            .collect();
         let mean_w = chol.solve_vec(&pty);
         let mut z = Mat::from_fn(m, 1, |_, _| StandardNormal.sample(rng));
         chol.solve_upper_in_place(z.as_mut());
         let sd = noise.sqrt();
         let w = (0..m).map(|k| mean_w[k] + sd * z[(k, 0)]).collect();
-        Ok(RffSample { omega, b, w, amp, shift, scale, mean: h.mean })
+        Ok(RffSample {
+            omega,
+            b,
+            w,
+            amp,
+            shift,
+            scale,
+            mean: h.mean,
+        })
     }
 }
 
 fn features(omega: &Mat<f64>, b: &[f64], amp: f64, x: MatRef<'_, f64>) -> Mat<f64> {
     let mut proj = Mat::zeros(x.nrows(), omega.nrows());
-    faer::linalg::matmul::matmul(proj.as_mut(), faer::Accum::Replace, x, omega.transpose(), 1.0, faer::Par::Seq);
-    Mat::from_fn(x.nrows(), omega.nrows(), |i, k| amp * (proj[(i, k)] + b[k]).cos())
+    faer::linalg::matmul::matmul(
+        proj.as_mut(),
+        faer::Accum::Replace,
+        x,
+        omega.transpose(),
+        1.0,
+        faer::Par::Seq,
+    );
+    Mat::from_fn(x.nrows(), omega.nrows(), |i, k| {
+        amp * (proj[(i, k)] + b[k]).cos()
+    })
 }
 
 impl Acquisition for RffSample {
@@ -147,7 +184,10 @@ pub fn sample_argmax_finite<R: Rng + ?Sized>(
     rng: &mut R,
 ) -> Result<usize> {
     let draw = gp.sample(candidates, 1, rng)?;
-    let draw = draw.into_iter().next().ok_or_else(|| Error::Numerical("no sample drawn".into()))?;
+    let draw = draw
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Numerical("no sample drawn".into()))?;
     draw.iter()
         .enumerate()
         .filter(|(i, _)| !exclude.get(*i).copied().unwrap_or(false))

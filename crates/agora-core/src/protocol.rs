@@ -78,7 +78,10 @@ impl Answer {
         if self.query_id != query.id {
             return Err(Error::invalid(
                 "query_id",
-                format!("answer is for query {} but the open query is {}", self.query_id, query.id),
+                format!(
+                    "answer is for query {} but the open query is {}",
+                    self.query_id, query.id
+                ),
             ));
         }
         match (&query.kind, &self.kind) {
@@ -98,13 +101,30 @@ mod tests {
 
     #[test]
     fn answers_are_checked_against_their_query() {
-        let q = Query { id: 3, kind: QueryKind::Evaluate { points: vec![Point::Unit(vec![0.1])] } };
+        let q = Query {
+            id: 3,
+            kind: QueryKind::Evaluate {
+                points: vec![Point::Unit(vec![0.1])],
+            },
+        };
         assert!(Answer::values(&q, vec![1.0]).is_ok());
         let e = Answer::values(&q, vec![f64::NAN]).unwrap_err();
         assert!(e.to_string().contains("values[0]"), "{e}");
-        assert!(matches!(Answer::values(&q, vec![1.0, 2.0]), Err(Error::Dimension { .. })));
-        let wrong = Answer { query_id: 4, kind: AnswerKind::Values { values: vec![1.0] } };
-        assert!(wrong.check_against(&q).unwrap_err().to_string().contains("query_id"));
+        assert!(matches!(
+            Answer::values(&q, vec![1.0, 2.0]),
+            Err(Error::Dimension { .. })
+        ));
+        let wrong = Answer {
+            query_id: 4,
+            kind: AnswerKind::Values { values: vec![1.0] },
+        };
+        assert!(
+            wrong
+                .check_against(&q)
+                .unwrap_err()
+                .to_string()
+                .contains("query_id")
+        );
         let json = serde_json::to_string(&q).unwrap();
         assert_eq!(serde_json::from_str::<Query>(&json).unwrap(), q);
     }

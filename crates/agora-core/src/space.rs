@@ -102,7 +102,10 @@ impl Param {
             }
             Param::Categorical { choices, .. } => {
                 if choices.is_empty() {
-                    return Err(Error::invalid(field("choices"), "needs at least one choice"));
+                    return Err(Error::invalid(
+                        field("choices"),
+                        "needs at least one choice",
+                    ));
                 }
                 for (a, c) in choices.iter().enumerate() {
                     if choices[..a].contains(c) {
@@ -176,7 +179,10 @@ impl Space {
         match self {
             Space::Box { params } => {
                 if params.is_empty() {
-                    return Err(Error::invalid("params", "a box space needs at least one parameter"));
+                    return Err(Error::invalid(
+                        "params",
+                        "a box space needs at least one parameter",
+                    ));
                 }
                 for (i, p) in params.iter().enumerate() {
                     p.validate(i)?;
@@ -184,7 +190,10 @@ impl Space {
             }
             Space::Candidates { names, features } => {
                 if features.is_empty() {
-                    return Err(Error::invalid("features", "a candidate set needs at least one row"));
+                    return Err(Error::invalid(
+                        "features",
+                        "a candidate set needs at least one row",
+                    ));
                 }
                 if names.len() != features.len() {
                     return Err(Error::dim("names", features.len(), names.len()));
@@ -223,7 +232,10 @@ impl Space {
     /// Map a unit-cube point to user units. Coordinates are clamped to `[0, 1]`.
     pub fn to_user(&self, u: &[f64]) -> Result<Vec<ParamValue>> {
         let Space::Box { params } = self else {
-            return Err(Error::invalid("space", "to_user needs a box space; candidate sets use indices"));
+            return Err(Error::invalid(
+                "space",
+                "to_user needs a box space; candidate sets use indices",
+            ));
         };
         if u.len() != self.dim() {
             return Err(Error::dim("point", self.dim(), u.len()));
@@ -290,7 +302,10 @@ impl Space {
             let name = p.name();
             let range = |x: f64, lo: f64, hi: f64| -> Result<f64> {
                 if !x.is_finite() || x < lo || x > hi {
-                    return Err(Error::invalid(name, format!("must lie in [{lo}, {hi}], got {x}")));
+                    return Err(Error::invalid(
+                        name,
+                        format!("must lie in [{lo}, {hi}], got {x}"),
+                    ));
                 }
                 Ok(x)
             };
@@ -339,12 +354,14 @@ impl Space {
     /// Feature vector of candidate `index` (finite sets only).
     pub fn candidate(&self, index: usize) -> Result<&[f64]> {
         match self {
-            Space::Candidates { features, .. } => features.get(index).map(Vec::as_slice).ok_or_else(|| {
-                Error::invalid(
-                    "candidate",
-                    format!("index {index} out of range 0..{}", features.len()),
-                )
-            }),
+            Space::Candidates { features, .. } => {
+                features.get(index).map(Vec::as_slice).ok_or_else(|| {
+                    Error::invalid(
+                        "candidate",
+                        format!("index {index} out of range 0..{}", features.len()),
+                    )
+                })
+            }
             Space::Box { .. } => Err(Error::invalid("space", "a box space has no candidates")),
         }
     }
@@ -356,10 +373,25 @@ mod tests {
 
     fn mixed() -> Space {
         Space::boxed(vec![
-            Param::Real { name: "a".into(), lo: -5.0, hi: 10.0 },
-            Param::LogReal { name: "lr".into(), lo: 1e-4, hi: 1e-1 },
-            Param::Integer { name: "n".into(), lo: 1, hi: 4 },
-            Param::Categorical { name: "c".into(), choices: vec!["x".into(), "y".into(), "z".into()] },
+            Param::Real {
+                name: "a".into(),
+                lo: -5.0,
+                hi: 10.0,
+            },
+            Param::LogReal {
+                name: "lr".into(),
+                lo: 1e-4,
+                hi: 1e-1,
+            },
+            Param::Integer {
+                name: "n".into(),
+                lo: 1,
+                hi: 4,
+            },
+            Param::Categorical {
+                name: "c".into(),
+                choices: vec!["x".into(), "y".into(), "z".into()],
+            },
         ])
         .unwrap()
     }
@@ -395,6 +427,9 @@ mod tests {
             ParamValue::Choice("w".into()),
         ]);
         assert!(e.unwrap_err().to_string().contains("allowed: x, y, z"));
-        assert!(matches!(mixed().to_user(&[0.5]), Err(Error::Dimension { .. })));
+        assert!(matches!(
+            mixed().to_user(&[0.5]),
+            Err(Error::Dimension { .. })
+        ));
     }
 }

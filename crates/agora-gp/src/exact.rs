@@ -65,7 +65,10 @@ impl GpConfig {
             outputscale: false,
             lengthscale_prior: Prior::LogNormal { mu, sigma },
             outputscale_prior: Prior::None,
-            noise_prior: Prior::LogNormal { mu: -4.0, sigma: 1.0 },
+            noise_prior: Prior::LogNormal {
+                mu: -4.0,
+                sigma: 1.0,
+            },
             lengthscale_bounds: (0.025, 1e4),
             outputscale_bounds: (1e-4, 1e4),
             noise_bounds: (1e-4, 1e4),
@@ -88,8 +91,14 @@ impl GpConfig {
             kernel: StationaryKind::Matern52,
             outputscale: true,
             lengthscale_prior: Prior::OptunaInvSqLengthscale,
-            outputscale_prior: Prior::Gamma { alpha: 2.0, beta: 1.0 },
-            noise_prior: Prior::Gamma { alpha: 1.1, beta: 30.0 },
+            outputscale_prior: Prior::Gamma {
+                alpha: 2.0,
+                beta: 1.0,
+            },
+            noise_prior: Prior::Gamma {
+                alpha: 1.1,
+                beta: 30.0,
+            },
             lengthscale_bounds: (1e-3, 1e3),
             outputscale_bounds: (1e-3, 1e3),
             noise_bounds: (1e-6, 10.0),
@@ -114,7 +123,10 @@ impl GpConfig {
             ("noise_bounds", self.noise_bounds),
         ] {
             if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi) {
-                return Err(Error::invalid(name, format!("needs 0 < lo <= hi, finite; got ({lo}, {hi})")));
+                return Err(Error::invalid(
+                    name,
+                    format!("needs 0 < lo <= hi, finite; got ({lo}, {hi})"),
+                ));
             }
         }
         for (name, v) in [
@@ -123,7 +135,10 @@ impl GpConfig {
             ("init_noise", self.init_noise),
         ] {
             if !(v.is_finite() && v > 0.0) {
-                return Err(Error::invalid(name, format!("must be a positive finite number, got {v}")));
+                return Err(Error::invalid(
+                    name,
+                    format!("must be a positive finite number, got {v}"),
+                ));
             }
         }
         Ok(())
@@ -184,10 +199,16 @@ pub struct ExactGp {
 
 fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<()> {
     if x.nrows() == 0 {
-        return Err(Error::invalid("x_train", "needs at least one training point"));
+        return Err(Error::invalid(
+            "x_train",
+            "needs at least one training point",
+        ));
     }
     if x.ncols() == 0 {
-        return Err(Error::invalid("x_train", "needs at least one input dimension"));
+        return Err(Error::invalid(
+            "x_train",
+            "needs at least one input dimension",
+        ));
     }
     if y.len() != x.nrows() {
         return Err(Error::dim("y_train", x.nrows(), y.len()));
@@ -289,12 +310,21 @@ impl Objective<'_> {
 impl ExactGp {
     /// A GP with fixed hyperparameters on raw (unstandardized) data: `noise` and `mean`
     /// are in the units of `y`.
-    pub fn new(x: Mat<f64>, y: &[f64], kernel: Box<dyn Kernel>, noise: f64, mean: f64) -> Result<ExactGp> {
+    pub fn new(
+        x: Mat<f64>,
+        y: &[f64],
+        kernel: Box<dyn Kernel>,
+        noise: f64,
+        mean: f64,
+    ) -> Result<ExactGp> {
         check_data(x.as_ref(), y)?;
         agora_core::check_finite("noise", noise)?;
         agora_core::check_finite("mean", mean)?;
         if noise < 0.0 {
-            return Err(Error::invalid("noise", format!("must be >= 0, got {noise}")));
+            return Err(Error::invalid(
+                "noise",
+                format!("must be >= 0, got {noise}"),
+            ));
         }
         ExactGp::assemble(kernel, noise, mean, x, y.to_vec(), 0.0, 1.0)
     }
@@ -327,7 +357,12 @@ impl ExactGp {
 
     /// Fit by MAP (L-BFGS-B in log hyperparameters from the configured start plus
     /// `cfg.restarts` prior draws; the best loss wins) and condition on the data.
-    pub fn fit<R: Rng + ?Sized>(x: Mat<f64>, y: &[f64], cfg: &GpConfig, rng: &mut R) -> Result<(ExactGp, FitReport)> {
+    pub fn fit<R: Rng + ?Sized>(
+        x: Mat<f64>,
+        y: &[f64],
+        cfg: &GpConfig,
+        rng: &mut R,
+    ) -> Result<(ExactGp, FitReport)> {
         ExactGp::fit_from(x, y, cfg, None, rng)
     }
 
@@ -342,7 +377,11 @@ impl ExactGp {
     ) -> Result<(ExactGp, FitReport)> {
         check_data(x.as_ref(), y)?;
         cfg.validate()?;
-        let (y_shift, y_scale) = if cfg.standardize { standardization(y) } else { (0.0, 1.0) };
+        let (y_shift, y_scale) = if cfg.standardize {
+            standardization(y)
+        } else {
+            (0.0, 1.0)
+        };
         let ys: Vec<f64> = y.iter().map(|v| (v - y_shift) / y_scale).collect();
         let kernel = cfg.build_kernel(x.ncols());
         let kinds = kernel.param_kinds();
@@ -369,7 +408,10 @@ impl ExactGp {
             bounds.push((f64::NEG_INFINITY, f64::INFINITY));
         }
         let clamp = |v: Vec<f64>| -> Vec<f64> {
-            v.iter().zip(&bounds).map(|(x, (l, h))| x.clamp(*l, *h)).collect()
+            v.iter()
+                .zip(&bounds)
+                .map(|(x, (l, h))| x.clamp(*l, *h))
+                .collect()
         };
         let mut first = kernel.params();
         first.push(cfg.init_noise.ln());
@@ -408,7 +450,8 @@ impl ExactGp {
         let initial_loss = obj.eval(&starts[0], &mut g0).unwrap_or(f64::NAN);
         let minima = optim::multistart(&f, &starts, &bounds, cfg.optimizer)?;
         let evals = minima.iter().map(|m| m.evals).sum();
-        let best = optim::best(&minima).ok_or_else(|| Error::Numerical("no fit succeeded".into()))?;
+        let best =
+            optim::best(&minima).ok_or_else(|| Error::Numerical("no fit succeeded".into()))?;
         let (kp, noise, mean) = obj.unpack(&best.x);
         let mut kernel = kernel;
         kernel.set_params(&kp)?;
@@ -441,7 +484,10 @@ impl ExactGp {
 
     /// Training outcomes in original units.
     pub fn y(&self) -> Vec<f64> {
-        self.ys.iter().map(|v| v * self.y_scale + self.y_shift).collect()
+        self.ys
+            .iter()
+            .map(|v| v * self.y_scale + self.y_shift)
+            .collect()
     }
 
     /// The kernel (standardized units).
@@ -476,7 +522,12 @@ impl ExactGp {
     /// Log marginal likelihood `log N(y_s | m1, K + σ²I)` of the (standardized, if the
     /// model standardizes) training outcomes, total over points.
     pub fn log_marginal_likelihood(&self) -> f64 {
-        let quad: f64 = self.ys.iter().zip(&self.alpha).map(|(y, a)| (y - self.mean) * a).sum();
+        let quad: f64 = self
+            .ys
+            .iter()
+            .zip(&self.alpha)
+            .map(|(y, a)| (y - self.mean) * a)
+            .sum();
         -0.5 * quad - 0.5 * self.chol.log_det() - 0.5 * self.n() as f64 * LN_2PI
     }
 
@@ -487,7 +538,10 @@ impl ExactGp {
         for i in 0..xs.nrows() {
             for j in 0..xs.ncols() {
                 if !xs[(i, j)].is_finite() {
-                    return Err(Error::invalid(format!("x_test[{i}][{j}]"), "must be a finite number"));
+                    return Err(Error::invalid(
+                        format!("x_test[{i}][{j}]"),
+                        "must be a finite number",
+                    ));
                 }
             }
         }
@@ -551,7 +605,12 @@ impl ExactGp {
 
     /// `n_samples` joint draws of the latent function at the rows of `xs` (each a vector
     /// of length `xs.nrows()`), via a jittered Cholesky of the posterior covariance.
-    pub fn sample<R: Rng + ?Sized>(&self, xs: MatRef<'_, f64>, n_samples: usize, rng: &mut R) -> Result<Vec<Vec<f64>>> {
+    pub fn sample<R: Rng + ?Sized>(
+        &self,
+        xs: MatRef<'_, f64>,
+        n_samples: usize,
+        rng: &mut R,
+    ) -> Result<Vec<Vec<f64>>> {
         use rand_distr::{Distribution, StandardNormal};
         let (mean, cov) = self.predict_cov(xs)?;
         let l = Cholesky::new(cov.as_ref())?;
@@ -618,7 +677,13 @@ impl ExactGp {
         let corner = noisy_gram(self.kernel.as_ref(), x_new, self.noise);
         let chol = self.chol.extend(cross.as_ref(), corner.as_ref())?;
         let (n, m) = (self.n(), x_new.nrows());
-        let x = Mat::from_fn(n + m, self.dim(), |i, j| if i < n { self.x[(i, j)] } else { x_new[(i - n, j)] });
+        let x = Mat::from_fn(n + m, self.dim(), |i, j| {
+            if i < n {
+                self.x[(i, j)]
+            } else {
+                x_new[(i - n, j)]
+            }
+        });
         let mut ys = self.ys.clone();
         ys.extend(y_new.iter().map(|v| (v - self.y_shift) / self.y_scale));
         let r: Vec<f64> = ys.iter().map(|y| y - self.mean).collect();

@@ -124,7 +124,11 @@ impl StationaryKind {
             StationaryKind::Rbf => -0.5 * (-0.5 * r2).exp(),
             StationaryKind::Matern12 => {
                 let r = r2.sqrt();
-                if r > 0.0 { -(-r).exp() / (2.0 * r) } else { 0.0 }
+                if r > 0.0 {
+                    -(-r).exp() / (2.0 * r)
+                } else {
+                    0.0
+                }
             }
             StationaryKind::Matern32 => -1.5 * (-(3.0 * r2).sqrt()).exp(),
             StationaryKind::Matern52 => {
@@ -141,7 +145,11 @@ impl StationaryKind {
             "matern12" => Ok(StationaryKind::Matern12),
             "matern32" => Ok(StationaryKind::Matern32),
             "matern52" => Ok(StationaryKind::Matern52),
-            _ => Err(Error::unknown("kernel", s, &["rbf", "matern12", "matern32", "matern52"])),
+            _ => Err(Error::unknown(
+                "kernel",
+                s,
+                &["rbf", "matern12", "matern32", "matern52"],
+            )),
         }
     }
 }
@@ -226,7 +234,10 @@ impl Kernel for Stationary {
         vec![ParamKind::Lengthscale; self.log_ls.len()]
     }
     fn param_names(&self) -> Vec<String> {
-        self.active.iter().map(|j| format!("lengthscale[{j}]")).collect()
+        self.active
+            .iter()
+            .map(|j| format!("lengthscale[{j}]"))
+            .collect()
     }
     fn cross(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
         let mut k = self.r2(a, b, false);
@@ -288,7 +299,11 @@ impl Kernel for Stationary {
         for (&j, l) in self.active.iter().zip(self.lengthscales()) {
             *ls.get_mut(j)? = l;
         }
-        Some(Spectral { kind: self.kind, lengthscales: ls, scale: 1.0 })
+        Some(Spectral {
+            kind: self.kind,
+            lengthscales: ls,
+            scale: 1.0,
+        })
     }
     fn grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> Mat<f64> {
         // ∂k(x, b_i)/∂x_j = κ'(r²) · 2 (x_j − b_ij) / l_j².
@@ -318,7 +333,10 @@ pub struct Scale {
 impl Scale {
     /// Wrap `inner` with output scale `s`.
     pub fn new(inner: Box<dyn Kernel>, s: f64) -> Scale {
-        Scale { log_s: s.ln(), inner }
+        Scale {
+            log_s: s.ln(),
+            inner,
+        }
     }
     /// Current output scale.
     pub fn outputscale(&self) -> f64 {
@@ -378,7 +396,10 @@ impl Kernel for Scale {
         g
     }
     fn spectral(&self, d: usize) -> Option<Spectral> {
-        self.inner.spectral(d).map(|s| Spectral { scale: s.scale * self.outputscale(), ..s })
+        self.inner.spectral(d).map(|s| Spectral {
+            scale: s.scale * self.outputscale(),
+            ..s
+        })
     }
     fn grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> Mat<f64> {
         let mut g = self.inner.grad_x(x, b);
@@ -408,7 +429,12 @@ impl Sum {
         Sum {
             parts: groups
                 .iter()
-                .map(|g| Box::new(Scale::new(Box::new(Stationary::on(kind, g.clone(), l0)), s0)) as Box<dyn Kernel>)
+                .map(|g| {
+                    Box::new(Scale::new(
+                        Box::new(Stationary::on(kind, g.clone(), l0)),
+                        s0,
+                    )) as Box<dyn Kernel>
+                })
                 .collect(),
         }
     }
@@ -479,7 +505,10 @@ impl Kernel for Sum {
         d
     }
     fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>) -> Vec<f64> {
-        self.parts.iter().flat_map(|p| p.grad_contract(x, w)).collect()
+        self.parts
+            .iter()
+            .flat_map(|p| p.grad_contract(x, w))
+            .collect()
     }
     fn grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> Mat<f64> {
         let mut g = Mat::zeros(b.nrows(), x.len());
@@ -537,7 +566,12 @@ impl Kernel for Product {
         for (i, p) in self.parts.iter().enumerate() {
             let gi = p.grad_x(x, b);
             for r in 0..b.nrows() {
-                let others: f64 = ks.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, k)| k[(0, r)]).product();
+                let others: f64 = ks
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .map(|(_, k)| k[(0, r)])
+                    .product();
                 for c in 0..x.len() {
                     g[(r, c)] += gi[(r, c)] * others;
                 }
@@ -597,13 +631,17 @@ impl Kernel for Precomputed {
         Vec::new()
     }
     fn cross(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
-        Mat::from_fn(a.nrows(), b.nrows(), |i, j| self.gram[(self.idx(a[(i, 0)]), self.idx(b[(j, 0)]))])
+        Mat::from_fn(a.nrows(), b.nrows(), |i, j| {
+            self.gram[(self.idx(a[(i, 0)]), self.idx(b[(j, 0)]))]
+        })
     }
     fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64> {
-        (0..x.nrows()).map(|i| {
-            let k = self.idx(x[(i, 0)]);
-            self.gram[(k, k)]
-        }).collect()
+        (0..x.nrows())
+            .map(|i| {
+                let k = self.idx(x[(i, 0)]);
+                self.gram[(k, k)]
+            })
+            .collect()
     }
     fn grad_contract(&self, _x: MatRef<'_, f64>, _w: MatRef<'_, f64>) -> Vec<f64> {
         Vec::new()
@@ -643,22 +681,38 @@ mod tests {
     fn pts(n: usize, d: usize, seed: u64) -> Mat<f64> {
         let mut s = seed;
         Mat::from_fn(n, d, |_, _| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (s >> 11) as f64 / (1u64 << 53) as f64
         })
     }
 
     fn kernels() -> Vec<Box<dyn Kernel>> {
         let mut out: Vec<Box<dyn Kernel>> = Vec::new();
-        for kind in [StationaryKind::Rbf, StationaryKind::Matern12, StationaryKind::Matern32, StationaryKind::Matern52] {
+        for kind in [
+            StationaryKind::Rbf,
+            StationaryKind::Matern12,
+            StationaryKind::Matern32,
+            StationaryKind::Matern52,
+        ] {
             let mut k = Stationary::ard(kind, 3, 0.4);
-            k.set_params(&[0.3f64.ln(), 0.5f64.ln(), 0.8f64.ln()]).unwrap();
+            k.set_params(&[0.3f64.ln(), 0.5f64.ln(), 0.8f64.ln()])
+                .unwrap();
             out.push(Box::new(Scale::new(Box::new(k), 1.7)));
         }
-        out.push(Box::new(Sum::additive(StationaryKind::Matern52, &[vec![0], vec![1, 2]], 0.3, 0.8)));
+        out.push(Box::new(Sum::additive(
+            StationaryKind::Matern52,
+            &[vec![0], vec![1, 2]],
+            0.3,
+            0.8,
+        )));
         out.push(Box::new(Product {
             parts: vec![
-                Box::new(Scale::new(Box::new(Stationary::on(StationaryKind::Rbf, vec![0, 1], 0.5)), 1.3)),
+                Box::new(Scale::new(
+                    Box::new(Stationary::on(StationaryKind::Rbf, vec![0, 1], 0.5)),
+                    1.3,
+                )),
                 Box::new(Stationary::on(StationaryKind::Matern32, vec![2], 0.7)),
             ],
         }));
@@ -696,7 +750,11 @@ mod tests {
                     hadamard_sum(w.as_ref(), kk.gram(x.as_ref()).as_ref())
                 };
                 let fd = (f(h) - f(-h)) / (2.0 * h);
-                assert!((fd - g[i]).abs() < 1e-6 * (1.0 + fd.abs()), "{k:?} param {i}: fd {fd} vs {}", g[i]);
+                assert!(
+                    (fd - g[i]).abs() < 1e-6 * (1.0 + fd.abs()),
+                    "{k:?} param {i}: fd {fd} vs {}",
+                    g[i]
+                );
             }
         }
     }
@@ -717,7 +775,11 @@ mod tests {
                 let km = k.cross(Mat::from_fn(1, 3, |_, c| xm[c]).as_ref(), b.as_ref());
                 for i in 0..5 {
                     let fd = (kp[(0, i)] - km[(0, i)]) / (2.0 * h);
-                    assert!((fd - g[(i, j)]).abs() < 1e-6, "{k:?} ({i},{j}): {fd} vs {}", g[(i, j)]);
+                    assert!(
+                        (fd - g[(i, j)]).abs() < 1e-6,
+                        "{k:?} ({i},{j}): {fd} vs {}",
+                        g[(i, j)]
+                    );
                 }
             }
         }

@@ -9,7 +9,9 @@ pub mod kernel;
 pub mod prior;
 
 pub use exact::{ExactGp, FitReport, GpConfig, Hyper};
-pub use kernel::{Kernel, ParamKind, Precomputed, Product, Scale, Spectral, Stationary, StationaryKind, Sum};
+pub use kernel::{
+    Kernel, ParamKind, Precomputed, Product, Scale, Spectral, Stationary, StationaryKind, Sum,
+};
 pub use prior::Prior;
 
 use faer::Mat;

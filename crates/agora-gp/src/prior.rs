@@ -71,9 +71,12 @@ impl Prior {
         use rand_distr::{Distribution, Gamma, Normal};
         match *self {
             Prior::LogNormal { mu, sigma } => Normal::new(mu, sigma).map_or(mu, |n| n.sample(rng)),
-            Prior::Gamma { alpha, beta } => Gamma::new(alpha, 1.0 / beta)
-                .map_or(0.0, |g| g.sample(rng).max(1e-12).ln()),
-            Prior::OptunaInvSqLengthscale | Prior::None => Normal::new(0.0, 1.0).map_or(0.0, |n| n.sample(rng)),
+            Prior::Gamma { alpha, beta } => {
+                Gamma::new(alpha, 1.0 / beta).map_or(0.0, |g| g.sample(rng).max(1e-12).ln())
+            }
+            Prior::OptunaInvSqLengthscale | Prior::None => {
+                Normal::new(0.0, 1.0).map_or(0.0, |n| n.sample(rng))
+            }
         }
     }
 }
@@ -112,28 +115,51 @@ mod tests {
     #[test]
     fn densities_match_closed_forms_and_gradients_match_differences() {
         // LogNormal(0, 1) at θ = 1: 1/sqrt(2π).
-        let (lp, _) = Prior::LogNormal { mu: 0.0, sigma: 1.0 }.log_density_grad(0.0);
+        let (lp, _) = Prior::LogNormal {
+            mu: 0.0,
+            sigma: 1.0,
+        }
+        .log_density_grad(0.0);
         assert!((lp - (-(0.5 * (2.0 * std::f64::consts::PI).ln()))).abs() < 1e-14);
         // Gamma(2, 1) at θ = 1: θ e^{-θ} = e^{-1}.
-        let (lp, _) = Prior::Gamma { alpha: 2.0, beta: 1.0 }.log_density_grad(0.0);
+        let (lp, _) = Prior::Gamma {
+            alpha: 2.0,
+            beta: 1.0,
+        }
+        .log_density_grad(0.0);
         assert!((lp + 1.0).abs() < 1e-13);
         assert!((ln_gamma(5.0) - 24f64.ln()).abs() < 1e-13);
         assert!((ln_gamma(0.5) - std::f64::consts::PI.sqrt().ln()).abs() < 1e-13);
         for prior in [
-            Prior::LogNormal { mu: 1.2, sigma: 1.7 },
-            Prior::Gamma { alpha: 2.4, beta: 2.7 },
+            Prior::LogNormal {
+                mu: 1.2,
+                sigma: 1.7,
+            },
+            Prior::Gamma {
+                alpha: 2.4,
+                beta: 2.7,
+            },
             Prior::OptunaInvSqLengthscale,
         ] {
             for p in [-2.0, -0.3, 0.4, 1.5] {
                 let h = 1e-6;
-                let fd = (prior.log_density_grad(p + h).0 - prior.log_density_grad(p - h).0) / (2.0 * h);
+                let fd =
+                    (prior.log_density_grad(p + h).0 - prior.log_density_grad(p - h).0) / (2.0 * h);
                 let g = prior.log_density_grad(p).1;
-                assert!((fd - g).abs() < 1e-6 * (1.0 + g.abs()), "{prior:?} at {p}: {fd} vs {g}");
+                assert!(
+                    (fd - g).abs() < 1e-6 * (1.0 + g.abs()),
+                    "{prior:?} at {p}: {fd} vs {g}"
+                );
             }
         }
         // BoTorch's lengthscale prior mode for d = 6 (RESULTS.md §1): 0.50162.
         let mu = 2f64.sqrt() + 0.5 * 6f64.ln();
-        let m = Prior::LogNormal { mu, sigma: 3f64.sqrt() }.mode().unwrap();
+        let m = Prior::LogNormal {
+            mu,
+            sigma: 3f64.sqrt(),
+        }
+        .mode()
+        .unwrap();
         assert!((m - 0.5016229).abs() < 1e-6);
     }
 }

@@ -13,19 +13,30 @@ fn repo() -> PathBuf {
 }
 
 fn conformance_dir() -> PathBuf {
-    std::env::var_os("AGORA_CONFORMANCE_DIR").map_or_else(|| repo().join("conformance"), PathBuf::from)
+    std::env::var_os("AGORA_CONFORMANCE_DIR")
+        .map_or_else(|| repo().join("conformance"), PathBuf::from)
 }
 
 fn rows(v: &serde_json::Value) -> Vec<Vec<f64>> {
     v.as_array()
         .unwrap()
         .iter()
-        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        })
         .collect()
 }
 
 fn floats(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
 }
 
 fn close(actual: f64, expected: f64, abs: f64, rel: f64) -> bool {
@@ -41,30 +52,49 @@ fn conformance_exact_gp_fixtures() {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    assert!(!files.is_empty(), "no exact-gp fixtures in {}", dir.display());
+    assert!(
+        !files.is_empty(),
+        "no exact-gp fixtures in {}",
+        dir.display()
+    );
     let mut failures = Vec::new();
     for f in &files {
-        let c: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        let c: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
         let d = c["d"].as_u64().unwrap() as usize;
         let ls = floats(&c["kernel"]["lengthscales"]);
         let kind = StationaryKind::parse(c["kernel"]["type"].as_str().unwrap()).unwrap();
         let mut st = Stationary::ard(kind, d, 1.0);
-        st.set_params(&ls.iter().map(|l| l.ln()).collect::<Vec<_>>()).unwrap();
+        st.set_params(&ls.iter().map(|l| l.ln()).collect::<Vec<_>>())
+            .unwrap();
         let kernel = Scale::new(Box::new(st), c["kernel"]["outputscale"].as_f64().unwrap());
         let x = agora_gp::rows_to_mat("x_train", &rows(&c["x_train"]), d).unwrap();
         let xt = agora_gp::rows_to_mat("x_test", &rows(&c["x_test"]), d).unwrap();
         let y = floats(&c["y_train"]);
-        let gp = ExactGp::new(x, &y, Box::new(kernel), c["noise_variance"].as_f64().unwrap(), c["mean"].as_f64().unwrap())
-            .unwrap();
+        let gp = ExactGp::new(
+            x,
+            &y,
+            Box::new(kernel),
+            c["noise_variance"].as_f64().unwrap(),
+            c["mean"].as_f64().unwrap(),
+        )
+        .unwrap();
         let (mean, var) = gp.predict(xt.as_ref()).unwrap();
-        let (abs, rel) = (c["tolerance"]["abs"].as_f64().unwrap(), c["tolerance"]["rel"].as_f64().unwrap());
+        let (abs, rel) = (
+            c["tolerance"]["abs"].as_f64().unwrap(),
+            c["tolerance"]["rel"].as_f64().unwrap(),
+        );
         let id = c["case_id"].as_str().unwrap_or("?").to_string();
         for (i, (m, e)) in mean.iter().zip(floats(&c["expected"]["mean"])).enumerate() {
             if !close(*m, e, abs, rel) {
                 failures.push(format!("{id} mean[{i}]: {m} vs {e}"));
             }
         }
-        for (i, (v, e)) in var.iter().zip(floats(&c["expected"]["variance"])).enumerate() {
+        for (i, (v, e)) in var
+            .iter()
+            .zip(floats(&c["expected"]["variance"]))
+            .enumerate()
+        {
             if !close(*v, e, abs, rel) {
                 failures.push(format!("{id} variance[{i}]: {v} vs {e}"));
             }
@@ -75,7 +105,12 @@ fn conformance_exact_gp_fixtures() {
             failures.push(format!("{id} lml: {lml} vs {e}"));
         }
     }
-    assert!(failures.is_empty(), "{} fixture values off:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} fixture values off:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -101,7 +136,12 @@ fn posterior_matches_a_hand_solved_case() {
 
 fn anchor_data(n: usize) -> (Mat<f64>, Vec<f64>) {
     let text = std::fs::read_to_string(repo().join("data/anchors/gp_train_n2000.csv")).unwrap();
-    let rows: Vec<Vec<f64>> = text.lines().skip(1).take(n).map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect();
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .skip(1)
+        .take(n)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
     let x = Mat::from_fn(n, 6, |i, j| rows[i][j]);
     (x, rows.iter().map(|r| r[7]).collect())
 }
@@ -114,14 +154,29 @@ fn botorch_loss_and_fit_at_n100() {
     let cfg = GpConfig::botorch(6);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
     let (gp, rep) = ExactGp::fit(x, &y, &cfg, &mut rng).unwrap();
-    assert!((rep.initial_loss - 1.703188).abs() < 2e-6, "init loss {}", rep.initial_loss);
-    assert!((rep.loss - 1.189434).abs() < 1e-4, "final loss {}", rep.loss);
+    assert!(
+        (rep.initial_loss - 1.703188).abs() < 2e-6,
+        "init loss {}",
+        rep.initial_loss
+    );
+    assert!(
+        (rep.loss - 1.189434).abs() < 1e-4,
+        "final loss {}",
+        rep.loss
+    );
     let h = gp.hyper();
     let ls: Vec<f64> = h.kernel.iter().map(|p| p.exp()).collect();
-    for (a, b) in ls.iter().zip([0.3089, 0.3178, 2.8720, 0.3853, 0.3409, 0.3184]) {
+    for (a, b) in ls
+        .iter()
+        .zip([0.3089, 0.3178, 2.8720, 0.3853, 0.3409, 0.3184])
+    {
         assert!((a - b).abs() < 0.02 * b, "lengthscales {ls:?}");
     }
-    assert!((h.noise - 5.347e-3).abs() < 0.02 * 5.347e-3, "noise {}", h.noise);
+    assert!(
+        (h.noise - 5.347e-3).abs() < 0.02 * 5.347e-3,
+        "noise {}",
+        h.noise
+    );
     assert!((h.mean + 0.3151).abs() < 0.01, "mean {}", h.mean);
     let (m, s) = gp.standardization();
     assert!((m - 0.27518).abs() < 1e-5 && (s - 0.38888).abs() < 1e-5);
@@ -137,7 +192,9 @@ fn mll_gradient_matches_finite_differences_through_fit_objective() {
     let base = |p: &[f64]| {
         let mut k = cfg.build_kernel(6);
         k.set_params(p).unwrap();
-        ExactGp::new(x.clone(), &y, k, 0.01, 0.2).unwrap().log_marginal_likelihood()
+        ExactGp::new(x.clone(), &y, k, 0.01, 0.2)
+            .unwrap()
+            .log_marginal_likelihood()
     };
     let p0: Vec<f64> = vec![0.3, -0.5, -0.2, 0.1, -0.9, -0.4, -0.3];
     let mut k = cfg.build_kernel(6);
@@ -162,7 +219,11 @@ fn mll_gradient_matches_finite_differences_through_fit_objective() {
         let mut pm = p0.clone();
         pm[i] -= h;
         let fd = (base(&pp) - base(&pm)) / (2.0 * h);
-        assert!((fd - g[i]).abs() < 1e-5 * (1.0 + fd.abs()), "param {i}: {fd} vs {}", g[i]);
+        assert!(
+            (fd - g[i]).abs() < 1e-5 * (1.0 + fd.abs()),
+            "param {i}: {fd} vs {}",
+            g[i]
+        );
     }
 }
 
@@ -170,8 +231,17 @@ fn mll_gradient_matches_finite_differences_through_fit_objective() {
 fn conditioning_equals_refitting_with_fixed_hyperparameters() {
     let (x, y) = anchor_data(40);
     let k = GpConfig::botorch(6).build_kernel(6);
-    let head = ExactGp::new(x.as_ref().submatrix(0, 0, 30, 6).to_owned(), &y[..30], k.clone(), 0.01, 0.1).unwrap();
-    let cond = head.condition(x.as_ref().submatrix(30, 0, 10, 6), &y[30..]).unwrap();
+    let head = ExactGp::new(
+        x.as_ref().submatrix(0, 0, 30, 6).to_owned(),
+        &y[..30],
+        k.clone(),
+        0.01,
+        0.1,
+    )
+    .unwrap();
+    let cond = head
+        .condition(x.as_ref().submatrix(30, 0, 10, 6), &y[30..])
+        .unwrap();
     let full = ExactGp::new(x.clone(), &y, k, 0.01, 0.1).unwrap();
     let xt = x.as_ref().submatrix(0, 0, 5, 6);
     let (m1, v1) = cond.predict(xt).unwrap();
@@ -206,7 +276,9 @@ fn predictive_gradients_match_finite_differences() {
     let (m, v) = gp.predict(pm.as_ref()).unwrap();
     let (m2, v2, _, _) = gp.predict_with_grad(&p).unwrap();
     let (_, c) = gp.predict_cov(pm.as_ref()).unwrap();
-    assert!((m[0] - m2).abs() < 1e-12 && (v[0] - v2).abs() < 1e-12 && (c[(0, 0)] - v[0]).abs() < 1e-12);
+    assert!(
+        (m[0] - m2).abs() < 1e-12 && (v[0] - v2).abs() < 1e-12 && (c[(0, 0)] - v[0]).abs() < 1e-12
+    );
 }
 
 #[test]
@@ -221,9 +293,18 @@ fn bad_input_is_named_and_duplicates_work() {
     let e = ExactGp::new(Mat::zeros(0, 2), &[], k(), 0.1, 0.0).unwrap_err();
     assert!(e.to_string().contains("x_train"), "{e}");
     // Exact duplicates with zero noise: singular Gram, rescued by reported jitter.
-    let gp = ExactGp::new(faer::mat![[0.2, 0.3], [0.2, 0.3], [0.7, 0.1]], &[1.0, 1.0, 0.0], k(), 0.0, 0.0).unwrap();
+    let gp = ExactGp::new(
+        faer::mat![[0.2, 0.3], [0.2, 0.3], [0.7, 0.1]],
+        &[1.0, 1.0, 0.0],
+        k(),
+        0.0,
+        0.0,
+    )
+    .unwrap();
     assert!(gp.jitter() > 0.0);
-    let e = gp.predict(faer::mat![[0.1, 0.2, 0.3]].as_ref()).unwrap_err();
+    let e = gp
+        .predict(faer::mat![[0.1, 0.2, 0.3]].as_ref())
+        .unwrap_err();
     assert!(e.to_string().contains("x_test"), "{e}");
     // Fitting with duplicates also works.
     let x = faer::mat![[0.2, 0.3], [0.2, 0.3], [0.7, 0.1], [0.4, 0.9]];

@@ -8,7 +8,9 @@ use crate::{Error, Result};
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::{LltParams, LltRegularization, cholesky_in_place};
 use faer::linalg::matmul::matmul;
-use faer::linalg::triangular_solve::{solve_lower_triangular_in_place, solve_upper_triangular_in_place};
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
 use faer::{Accum, Mat, MatMut, MatRef, Par, Spec};
 
 /// Parallelism for an `n × n` dense operation: two threads only for large matrices and
@@ -59,9 +61,9 @@ fn try_factor(a: MatRef<'_, f64>, jitter: f64, par: Par) -> Option<Mat<f64>> {
         }
     }
     let params: Spec<LltParams, f64> = Default::default();
-    let mut mem = MemBuffer::new(faer::linalg::cholesky::llt::factor::cholesky_in_place_scratch::<f64>(
-        n, par, params,
-    ));
+    let mut mem = MemBuffer::new(
+        faer::linalg::cholesky::llt::factor::cholesky_in_place_scratch::<f64>(n, par, params),
+    );
     let stack = MemStack::new(&mut mem);
     match cholesky_in_place(l.as_mut(), LltRegularization::default(), par, stack, params) {
         Ok(_) => {
@@ -188,7 +190,8 @@ impl Cholesky {
         let n = self.dim();
         let par = par_for(n);
         let mut out = Mat::zeros(n, n);
-        let mut mem = MemBuffer::new(faer::linalg::cholesky::llt::inverse::inverse_scratch::<f64>(n, par));
+        let mut mem =
+            MemBuffer::new(faer::linalg::cholesky::llt::inverse::inverse_scratch::<f64>(n, par));
         let stack = MemStack::new(&mut mem);
         faer::linalg::cholesky::llt::inverse::inverse(out.as_mut(), self.l.as_ref(), par, stack);
         for j in 0..n {
@@ -209,12 +212,23 @@ impl Cholesky {
             return Err(Error::dim("cross rows", n, cross.nrows()));
         }
         if cross.ncols() != m || corner.ncols() != m {
-            return Err(Error::dim("corner columns", m, corner.ncols().min(cross.ncols())));
+            return Err(Error::dim(
+                "corner columns",
+                m,
+                corner.ncols().min(cross.ncols()),
+            ));
         }
         let mut b = cross.to_owned();
         self.solve_lower_in_place(b.as_mut());
         let mut s = corner.to_owned();
-        matmul(s.as_mut(), Accum::Add, b.transpose(), b.as_ref(), -1.0, Par::Seq);
+        matmul(
+            s.as_mut(),
+            Accum::Add,
+            b.transpose(),
+            b.as_ref(),
+            -1.0,
+            Par::Seq,
+        );
         if self.jitter > 0.0 {
             for i in 0..m {
                 s[(i, i)] += self.jitter;
@@ -222,9 +236,15 @@ impl Cholesky {
         }
         let c22 = Cholesky::new(s.as_ref())?;
         let mut l = Mat::zeros(n + m, n + m);
-        l.as_mut().submatrix_mut(0, 0, n, n).copy_from(self.l.as_ref());
-        l.as_mut().submatrix_mut(n, 0, m, n).copy_from(b.transpose());
-        l.as_mut().submatrix_mut(n, n, m, m).copy_from(c22.l.as_ref());
+        l.as_mut()
+            .submatrix_mut(0, 0, n, n)
+            .copy_from(self.l.as_ref());
+        l.as_mut()
+            .submatrix_mut(n, 0, m, n)
+            .copy_from(b.transpose());
+        l.as_mut()
+            .submatrix_mut(n, n, m, m)
+            .copy_from(c22.l.as_ref());
         Ok(Cholesky {
             l,
             jitter: self.jitter.max(c22.jitter),
@@ -240,7 +260,14 @@ mod tests {
         // A = B Bᵀ + n I with a deterministic B.
         let b = Mat::from_fn(n, n, |i, j| ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.4);
         let mut a = Mat::zeros(n, n);
-        matmul(a.as_mut(), Accum::Replace, b.as_ref(), b.transpose(), 1.0, Par::Seq);
+        matmul(
+            a.as_mut(),
+            Accum::Replace,
+            b.as_ref(),
+            b.transpose(),
+            1.0,
+            Par::Seq,
+        );
         for i in 0..n {
             a[(i, i)] += n as f64;
         }
@@ -265,12 +292,21 @@ mod tests {
         // Rank one: 1·1ᵀ (duplicate points under a constant kernel).
         let a = Mat::from_fn(4, 4, |_, _| 1.0);
         let c = Cholesky::new(a.as_ref()).unwrap();
-        assert!(c.jitter() >= 1e-9 && c.jitter() <= 1e-2, "jitter {}", c.jitter());
+        assert!(
+            c.jitter() >= 1e-9 && c.jitter() <= 1e-2,
+            "jitter {}",
+            c.jitter()
+        );
         let neg = faer::mat![[1.0, 0.0], [0.0, -1.0]];
         let e = Cholesky::new(neg.as_ref()).unwrap_err();
         assert!(matches!(e, Error::Numerical(_)), "{e}");
         let nan = faer::mat![[1.0, 0.0], [f64::NAN, 1.0]];
-        assert!(Cholesky::new(nan.as_ref()).unwrap_err().to_string().contains("matrix[1][0]"));
+        assert!(
+            Cholesky::new(nan.as_ref())
+                .unwrap_err()
+                .to_string()
+                .contains("matrix[1][0]")
+        );
     }
 
     #[test]
@@ -279,7 +315,10 @@ mod tests {
         let full = Cholesky::new(a.as_ref()).unwrap();
         let head = Cholesky::new(a.as_ref().submatrix(0, 0, 6, 6)).unwrap();
         let ext = head
-            .extend(a.as_ref().submatrix(0, 6, 6, 3), a.as_ref().submatrix(6, 6, 3, 3))
+            .extend(
+                a.as_ref().submatrix(0, 6, 6, 3),
+                a.as_ref().submatrix(6, 6, 3, 3),
+            )
             .unwrap();
         for i in 0..9 {
             for j in 0..9 {
@@ -293,7 +332,14 @@ mod tests {
         let a = spd(40);
         let inv = Cholesky::new(a.as_ref()).unwrap().inverse();
         let mut p = Mat::zeros(40, 40);
-        matmul(p.as_mut(), Accum::Replace, a.as_ref(), inv.as_ref(), 1.0, Par::Seq);
+        matmul(
+            p.as_mut(),
+            Accum::Replace,
+            a.as_ref(),
+            inv.as_ref(),
+            1.0,
+            Par::Seq,
+        );
         for i in 0..40 {
             for j in 0..40 {
                 let e = if i == j { 1.0 } else { 0.0 };

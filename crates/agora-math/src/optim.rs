@@ -6,7 +6,10 @@
 //! maxiter 15000), which is what BoTorch's model fitting uses.
 
 use crate::{Error, Result};
-use basin::{BoxBounds, ConstraintSet, Constraints, CostFunction, Executor, FirstOrderState, Gradient, Lbfgsb};
+use basin::{
+    BoxBounds, ConstraintSet, Constraints, CostFunction, Executor, FirstOrderState, Gradient,
+    Lbfgsb,
+};
 use rayon::prelude::*;
 use std::cell::RefCell;
 
@@ -52,9 +55,12 @@ pub struct Minimum {
     pub clean_exit: bool,
 }
 
+/// One evaluation: `(x, f(x), ∇f(x))`.
+type Evaluation = (Vec<f64>, f64, Vec<f64>);
+
 struct Tracker {
-    // Last evaluation (x, f, grad): basin may ask for cost and gradient separately.
-    cache: RefCell<Option<(Vec<f64>, f64, Vec<f64>)>>,
+    // Last evaluation: basin may ask for cost and gradient separately.
+    cache: RefCell<Option<Evaluation>>,
     best: RefCell<Option<(Vec<f64>, f64)>>,
     evals: RefCell<usize>,
 }
@@ -157,7 +163,12 @@ fn check_box(x0: &[f64], bounds: &[(f64, f64)]) -> Result<Vec<f64>> {
 }
 
 /// Minimize `f` over the box from `x0` with L-BFGS-B.
-pub fn minimize(f: &Objective<'_>, x0: &[f64], bounds: &[(f64, f64)], opts: LbfgsbOptions) -> Result<Minimum> {
+pub fn minimize(
+    f: &Objective<'_>,
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+    opts: LbfgsbOptions,
+) -> Result<Minimum> {
     let x0 = check_box(x0, bounds)?;
     let tracker = Tracker {
         cache: RefCell::new(None),
@@ -174,7 +185,9 @@ pub fn minimize(f: &Objective<'_>, x0: &[f64], bounds: &[(f64, f64)], opts: Lbfg
         .with_m_capacity(opts.m.max(1))
         .with_absolute_projected_gradient_tolerance(opts.pgtol)
         .with_relative_cost_reduction_tolerance(opts.ftol);
-    let run = Executor::new(problem, solver, FirstOrderState::new(x0)).max_iter(opts.max_iter).run();
+    let run = Executor::new(problem, solver, FirstOrderState::new(x0))
+        .max_iter(opts.max_iter)
+        .run();
     let (iters, clean_exit, err) = match run {
         Ok(r) => (r.iter(), true, None),
         Err(e) => (0, false, Some(e.to_string())),
@@ -207,7 +220,10 @@ pub fn multistart(
     if starts.is_empty() {
         return Err(Error::invalid("starts", "needs at least one start"));
     }
-    let results: Vec<Result<Minimum>> = starts.par_iter().map(|s| minimize(f, s, bounds, opts)).collect();
+    let results: Vec<Result<Minimum>> = starts
+        .par_iter()
+        .map(|s| minimize(f, s, bounds, opts))
+        .collect();
     let mut ok = Vec::with_capacity(results.len());
     let mut last_err = None;
     for r in results {
@@ -224,10 +240,12 @@ pub fn multistart(
 
 /// The best of several minima (lowest `f`, earliest on ties).
 pub fn best(minima: &[Minimum]) -> Option<&Minimum> {
-    minima.iter().fold(None, |acc: Option<&Minimum>, m| match acc {
-        Some(b) if b.f <= m.f => Some(b),
-        _ => Some(m),
-    })
+    minima
+        .iter()
+        .fold(None, |acc: Option<&Minimum>, m| match acc {
+            Some(b) if b.f <= m.f => Some(b),
+            _ => Some(m),
+        })
 }
 
 #[cfg(test)]
@@ -244,27 +262,44 @@ mod tests {
     #[test]
     fn bounded_rosenbrock_hits_the_constrained_optimum() {
         // Unconstrained: min 0 at (1, 1).
-        let m = minimize(&rosenbrock, &[-1.2, 1.0], &[(-2.0, 2.0), (-2.0, 2.0)], LbfgsbOptions {
-            pgtol: 1e-10,
-            ftol: 0.0,
-            ..Default::default()
-        })
+        let m = minimize(
+            &rosenbrock,
+            &[-1.2, 1.0],
+            &[(-2.0, 2.0), (-2.0, 2.0)],
+            LbfgsbOptions {
+                pgtol: 1e-10,
+                ftol: 0.0,
+                ..Default::default()
+            },
+        )
         .unwrap();
-        assert!((m.x[0] - 1.0).abs() < 1e-5 && (m.x[1] - 1.0).abs() < 1e-5, "{m:?}");
+        assert!(
+            (m.x[0] - 1.0).abs() < 1e-5 && (m.x[1] - 1.0).abs() < 1e-5,
+            "{m:?}"
+        );
         // With x1 <= 0.5 the optimum lies on the bound x1 = 0.5: minimizing
         // (1-a)² + 100(0.5-a²)² over a gives 2(a-1) - 400a(0.5-a²) = 0, a = 0.7085...
         // (root found by bisection below, an independent computation).
-        let m = minimize(&rosenbrock, &[-1.2, 0.0], &[(-2.0, 2.0), (-2.0, 0.5)], LbfgsbOptions {
-            pgtol: 1e-10,
-            ftol: 0.0,
-            ..Default::default()
-        })
+        let m = minimize(
+            &rosenbrock,
+            &[-1.2, 0.0],
+            &[(-2.0, 2.0), (-2.0, 0.5)],
+            LbfgsbOptions {
+                pgtol: 1e-10,
+                ftol: 0.0,
+                ..Default::default()
+            },
+        )
         .unwrap();
         let dphi = |a: f64| 2.0 * (a - 1.0) - 400.0 * a * (0.5 - a * a);
         let (mut lo, mut hi) = (0.5, 1.0);
         for _ in 0..200 {
             let mid = 0.5 * (lo + hi);
-            if dphi(lo) * dphi(mid) <= 0.0 { hi = mid } else { lo = mid }
+            if dphi(lo) * dphi(mid) <= 0.0 {
+                hi = mid
+            } else {
+                lo = mid
+            }
         }
         assert!((m.x[1] - 0.5).abs() < 1e-12, "{m:?}");
         assert!((m.x[0] - lo).abs() < 1e-5, "{m:?} vs {lo}");
@@ -272,9 +307,21 @@ mod tests {
 
     #[test]
     fn bad_boxes_are_named() {
-        let e = minimize(&rosenbrock, &[0.0, 0.0], &[(0.0, 1.0), (1.0, 0.0)], Default::default()).unwrap_err();
+        let e = minimize(
+            &rosenbrock,
+            &[0.0, 0.0],
+            &[(0.0, 1.0), (1.0, 0.0)],
+            Default::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("bounds[1]"), "{e}");
-        let e = minimize(&rosenbrock, &[0.0], &[(0.0, 1.0), (0.0, 1.0)], Default::default()).unwrap_err();
+        let e = minimize(
+            &rosenbrock,
+            &[0.0],
+            &[(0.0, 1.0), (0.0, 1.0)],
+            Default::default(),
+        )
+        .unwrap_err();
         assert!(matches!(e, Error::Dimension { .. }));
     }
 
@@ -284,7 +331,13 @@ mod tests {
             g[0] = 2.0 * (x[0] - 0.3);
             Ok((x[0] - 0.3).powi(2))
         };
-        let ms = multistart(&quad, &[vec![-1.0], vec![1.0], vec![0.9]], &[(-2.0, 2.0)], Default::default()).unwrap();
+        let ms = multistart(
+            &quad,
+            &[vec![-1.0], vec![1.0], vec![0.9]],
+            &[(-2.0, 2.0)],
+            Default::default(),
+        )
+        .unwrap();
         assert_eq!(ms.len(), 3);
         assert!((best(&ms).unwrap().x[0] - 0.3).abs() < 1e-6);
     }

@@ -19,7 +19,9 @@ fn mix(mut z: u64) -> u64 {
 /// A seed derived from `seed` and a path of stream indices; distinct paths give unrelated
 /// seeds.
 pub fn derive_seed(seed: u64, path: &[u64]) -> u64 {
-    path.iter().fold(mix(seed), |acc, &p| mix(acc ^ mix(p.wrapping_add(0x632B_E59B_D9B4_E019))))
+    path.iter().fold(mix(seed), |acc, &p| {
+        mix(acc ^ mix(p.wrapping_add(0x632B_E59B_D9B4_E019)))
+    })
 }
 
 /// A generator for `seed` and a stream path.

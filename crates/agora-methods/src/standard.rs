@@ -1,0 +1,370 @@
+//! The plain strategies every user expects: random search, scrambled Sobol, and GP-based
+//! BO with LogEI / EI / PI / UCB / Thompson sampling.
+
+use crate::{History, Strategy};
+use agora_acq::analytic::{Analytic, AnalyticKind};
+use agora_acq::thompson::{RffSample, sample_argmax_finite};
+use agora_acq::{Acquisition, BoxMaximizer, maximize_box, maximize_finite};
+use agora_core::{Answer, Error, Point, Query, Result, Space};
+use agora_gp::{ExactGp, GpConfig, Hyper};
+use agora_math::rng::{derive_seed, stream};
+use faer::Mat;
+use rand::RngExt;
+
+/// Uniform random search (unevaluated candidates uniformly, for finite sets).
+#[derive(Debug, Clone)]
+pub struct RandomSearch {
+    h: History,
+    seed: u64,
+}
+
+impl RandomSearch {
+    /// Random search over `space`.
+    pub fn new(space: Space, seed: u64) -> Result<RandomSearch> {
+        Ok(RandomSearch {
+            h: History::new(space)?,
+            seed,
+        })
+    }
+}
+
+/// A uniformly random unevaluated candidate index (any, once all were evaluated).
+fn random_candidate(h: &History, rng: &mut agora_math::rng::Rng) -> Option<usize> {
+    let n = h.space.n_candidates()?;
+    let fresh: Vec<usize> = (0..n).filter(|i| !h.index.contains(i)).collect();
+    if fresh.is_empty() {
+        Some(rng.random_range(0..n))
+    } else {
+        Some(fresh[rng.random_range(0..fresh.len())])
+    }
+}
+
+impl Strategy for RandomSearch {
+    fn name(&self) -> String {
+        "random".into()
+    }
+    fn ask(&mut self) -> Result<Query> {
+        if let Some(q) = self.h.open() {
+            return Ok(q.clone());
+        }
+        let mut rng = stream(self.seed, &[self.h.len() as u64, 0]);
+        let p = match random_candidate(&self.h, &mut rng) {
+            Some(i) => Point::Index(i),
+            None => Point::Unit(
+                (0..self.h.space.dim())
+                    .map(|_| rng.random::<f64>())
+                    .collect(),
+            ),
+        };
+        self.h.open_point(p)
+    }
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        self.h.record(answer)
+    }
+    fn recommend(&self) -> Option<(Point, f64)> {
+        self.h.best()
+    }
+    fn n_answered(&self) -> usize {
+        self.h.len()
+    }
+}
+
+/// Lazily extended scrambled-Sobol sequence.
+#[derive(Debug, Clone)]
+struct SobolStream {
+    d: usize,
+    seed: u64,
+    points: Vec<Vec<f64>>,
+}
+
+impl SobolStream {
+    fn get(&mut self, i: usize) -> Result<Vec<f64>> {
+        if i >= self.points.len() {
+            let n = (i + 1).next_power_of_two().max(64);
+            self.points = agora_math::design::sobol(n, self.d, self.seed)?;
+        }
+        self.points.get(i).cloned().ok_or_else(|| {
+            Error::invalid(
+                "budget",
+                format!("Sobol designs hold at most 65536 points, asked for point {i}"),
+            )
+        })
+    }
+}
+
+/// Scrambled Sobol points in order (random unevaluated candidates for finite sets).
+#[derive(Debug, Clone)]
+pub struct SobolSearch {
+    h: History,
+    sobol: SobolStream,
+    seed: u64,
+}
+
+impl SobolSearch {
+    /// Sobol search over `space`.
+    pub fn new(space: Space, seed: u64) -> Result<SobolSearch> {
+        let d = space.dim();
+        Ok(SobolSearch {
+            h: History::new(space)?,
+            sobol: SobolStream {
+                d,
+                seed,
+                points: Vec::new(),
+            },
+            seed,
+        })
+    }
+}
+
+impl Strategy for SobolSearch {
+    fn name(&self) -> String {
+        "sobol".into()
+    }
+    fn ask(&mut self) -> Result<Query> {
+        if let Some(q) = self.h.open() {
+            return Ok(q.clone());
+        }
+        let mut rng = stream(self.seed, &[self.h.len() as u64, 0]);
+        let p = match random_candidate(&self.h, &mut rng) {
+            Some(i) => Point::Index(i),
+            None => Point::Unit(self.sobol.get(self.h.len())?),
+        };
+        self.h.open_point(p)
+    }
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        self.h.record(answer)
+    }
+    fn recommend(&self) -> Option<(Point, f64)> {
+        self.h.best()
+    }
+    fn n_answered(&self) -> usize {
+        self.h.len()
+    }
+}
+
+/// The acquisition of a [`GpBo`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StandardAcq {
+    /// Log expected improvement over the best observed value (Ament et al. 2023).
+    LogEi,
+    /// Expected improvement.
+    Ei,
+    /// Probability of improvement.
+    Pi,
+    /// Upper confidence bound with weight β.
+    Ucb {
+        /// Exploration weight.
+        beta: f64,
+    },
+    /// Thompson sampling (random Fourier features on boxes, exact draws on finite sets).
+    Thompson,
+}
+
+/// Settings of [`GpBo`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpBoConfig {
+    /// The acquisition.
+    pub acq: StandardAcq,
+    /// Initial space-filling evaluations (Sobol) before the model is used.
+    pub n_init: usize,
+    /// The GP model and its fitting.
+    pub gp: GpConfig,
+    /// Box maximizer settings.
+    pub maximizer: BoxMaximizer,
+    /// Random Fourier features per Thompson draw.
+    pub rff_features: usize,
+    /// Also start each fit from the previous iteration's hyperparameters.
+    pub warm_start: bool,
+}
+
+impl GpBoConfig {
+    /// Defaults for a `d`-dimensional space: 10 Sobol points, then `acq` on an Optuna-style
+    /// Matérn-5/2 GP (see [`GpConfig::optuna`]), warm-started fits, 512 raw samples and 10
+    /// restarts.
+    pub fn new(acq: StandardAcq, d: usize) -> GpBoConfig {
+        GpBoConfig {
+            acq,
+            n_init: 10,
+            gp: GpConfig::optuna(d),
+            maximizer: BoxMaximizer::default(),
+            rff_features: 1024,
+            warm_start: true,
+        }
+    }
+}
+
+/// Bayesian optimization with an exact GP and a standard acquisition.
+#[derive(Debug, Clone)]
+pub struct GpBo {
+    h: History,
+    cfg: GpBoConfig,
+    seed: u64,
+    sobol: SobolStream,
+    last_hyper: Option<Hyper>,
+}
+
+impl GpBo {
+    /// GP-BO over `space`.
+    pub fn new(space: Space, cfg: GpBoConfig, seed: u64) -> Result<GpBo> {
+        cfg.gp.validate()?;
+        if let StandardAcq::Ucb { beta } = cfg.acq
+            && !(beta.is_finite() && beta >= 0.0)
+        {
+            return Err(Error::invalid(
+                "beta",
+                format!("must be a finite number >= 0, got {beta}"),
+            ));
+        }
+        let d = space.dim();
+        Ok(GpBo {
+            h: History::new(space)?,
+            cfg,
+            seed,
+            sobol: SobolStream {
+                d,
+                seed,
+                points: Vec::new(),
+            },
+            last_hyper: None,
+        })
+    }
+
+    /// The model fitted to the current history (None before any data).
+    pub fn fit(&mut self) -> Result<Option<ExactGp>> {
+        if self.h.is_empty() {
+            return Ok(None);
+        }
+        let d = self.h.space.dim();
+        let x = Mat::from_fn(self.h.len(), d, |i, j| self.h.x[i][j]);
+        let mut rng = stream(self.seed, &[self.h.len() as u64, 2]);
+        let warm = if self.cfg.warm_start {
+            self.last_hyper.as_ref()
+        } else {
+            None
+        };
+        let (gp, _) = ExactGp::fit_from(x, &self.h.y, &self.cfg.gp, warm, &mut rng)?;
+        self.last_hyper = Some(gp.hyper());
+        Ok(Some(gp))
+    }
+
+    fn propose(&mut self) -> Result<Point> {
+        let it = self.h.len() as u64;
+        let mut rng = stream(self.seed, &[it, 0]);
+        if self.h.len() < self.cfg.n_init.max(1) {
+            return Ok(match random_candidate(&self.h, &mut rng) {
+                Some(i) => Point::Index(i),
+                None => Point::Unit(self.sobol.get(self.h.len())?),
+            });
+        }
+        let Some(gp) = self.fit()? else {
+            return Err(Error::State("no data to fit".into()));
+        };
+        let best_f = self.h.y.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let kind = match self.cfg.acq {
+            StandardAcq::LogEi => Some(AnalyticKind::LogEi { best_f }),
+            StandardAcq::Ei => Some(AnalyticKind::Ei { best_f }),
+            StandardAcq::Pi => Some(AnalyticKind::Pi { best_f }),
+            StandardAcq::Ucb { beta } => Some(AnalyticKind::Ucb { beta }),
+            StandardAcq::Thompson => None,
+        };
+        let max_seed = derive_seed(self.seed, &[it, 1]);
+        let mut ts_rng = stream(self.seed, &[it, 3]);
+        match &self.h.space {
+            Space::Candidates { features, .. } => {
+                let cands = Mat::from_fn(features.len(), self.h.space.dim(), |i, j| features[i][j]);
+                let mut exclude = vec![false; features.len()];
+                for &i in &self.h.index {
+                    exclude[i] = true;
+                }
+                if exclude.iter().all(|e| *e) {
+                    exclude.iter_mut().for_each(|e| *e = false);
+                }
+                let i = match kind {
+                    Some(kind) => {
+                        maximize_finite(&Analytic { model: &gp, kind }, cands.as_ref(), &exclude)?.0
+                    }
+                    None => sample_argmax_finite(&gp, cands.as_ref(), &exclude, &mut ts_rng)?,
+                };
+                Ok(Point::Index(i))
+            }
+            Space::Box { .. } => {
+                let acq: Box<dyn Acquisition + '_> = match kind {
+                    Some(kind) => Box::new(Analytic { model: &gp, kind }),
+                    None => Box::new(RffSample::draw(&gp, self.cfg.rff_features, &mut ts_rng)?),
+                };
+                Ok(Point::Unit(
+                    maximize_box(acq.as_ref(), &self.cfg.maximizer, max_seed)?.0,
+                ))
+            }
+        }
+    }
+}
+
+impl Strategy for GpBo {
+    fn name(&self) -> String {
+        match self.cfg.acq {
+            StandardAcq::LogEi => "gp-logei",
+            StandardAcq::Ei => "gp-ei",
+            StandardAcq::Pi => "gp-pi",
+            StandardAcq::Ucb { .. } => "gp-ucb",
+            StandardAcq::Thompson => "gp-ts",
+        }
+        .into()
+    }
+    fn ask(&mut self) -> Result<Query> {
+        if let Some(q) = self.h.open() {
+            return Ok(q.clone());
+        }
+        let p = self.propose()?;
+        self.h.open_point(p)
+    }
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        self.h.record(answer)
+    }
+    fn recommend(&self) -> Option<(Point, f64)> {
+        self.h.best()
+    }
+    fn n_answered(&self) -> usize {
+        self.h.len()
+    }
+}
+
+/// Names accepted by [`by_name`].
+pub fn method_names() -> &'static [&'static str] {
+    &[
+        "random",
+        "sobol",
+        "gp-logei",
+        "gp-ei",
+        "gp-pi",
+        "gp-ucb",
+        "gp-ts",
+        "gp-logei-botorch",
+    ]
+}
+
+/// A standard strategy by name (see [`method_names`]). `gp-logei-botorch` uses BoTorch's
+/// `SingleTaskGP` defaults instead of the Optuna-style model.
+pub fn by_name(name: &str, space: Space, seed: u64) -> Result<Box<dyn Strategy>> {
+    let d = space.dim();
+    let gp = |acq| {
+        GpBo::new(space.clone(), GpBoConfig::new(acq, d), seed)
+            .map(|s| Box::new(s) as Box<dyn Strategy>)
+    };
+    match name {
+        "random" => Ok(Box::new(RandomSearch::new(space, seed)?)),
+        "sobol" => Ok(Box::new(SobolSearch::new(space, seed)?)),
+        "gp-logei" => gp(StandardAcq::LogEi),
+        "gp-ei" => gp(StandardAcq::Ei),
+        "gp-pi" => gp(StandardAcq::Pi),
+        "gp-ucb" => gp(StandardAcq::Ucb { beta: 2.0 }),
+        "gp-ts" => gp(StandardAcq::Thompson),
+        "gp-logei-botorch" => {
+            let mut cfg = GpBoConfig::new(StandardAcq::LogEi, d);
+            cfg.gp = GpConfig::botorch(d);
+            cfg.warm_start = false;
+            Ok(Box::new(GpBo::new(space, cfg, seed)?))
+        }
+        _ => Err(Error::unknown("method", name, method_names())),
+    }
+}

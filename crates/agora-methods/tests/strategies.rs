@@ -1,0 +1,93 @@
+//! Strategies through the ask/tell protocol against oracles.
+
+use agora_core::{Answer, AnswerKind, Error, Point, QueryKind};
+use agora_methods::{Strategy, by_name};
+use agora_problems::{Oracle, Problem};
+
+fn run(method: &str, problem: &str, seed: u64, budget: usize) -> (Vec<Vec<f64>>, f64) {
+    let p = Problem::by_name(problem).unwrap();
+    let space = p.space.clone();
+    let opt = p.function.optimum_value();
+    let mut oracle = Oracle::new(p, 0.0, seed).unwrap();
+    let mut s = by_name(method, space, seed).unwrap();
+    let mut xs = Vec::new();
+    for _ in 0..budget {
+        let q = s.ask().unwrap();
+        let QueryKind::Evaluate { points } = &q.kind else {
+            panic!()
+        };
+        if let Point::Unit(u) = &points[0] {
+            xs.push(u.clone());
+        }
+        let a = oracle.answer(&q).unwrap();
+        s.tell(&a).unwrap();
+    }
+    (xs, opt - s.recommend().unwrap().1)
+}
+
+#[test]
+fn same_seed_same_proposals() {
+    for m in ["random", "sobol", "gp-logei", "gp-ts"] {
+        let (a, _) = run(m, "branin", 3, 14);
+        let (b, _) = run(m, "branin", 3, 14);
+        assert_eq!(a, b, "{m}");
+        let (c, _) = run(m, "branin", 4, 14);
+        assert_ne!(a, c, "{m}");
+    }
+}
+
+#[test]
+fn bad_answers_are_rejected_and_state_is_kept() {
+    let p = Problem::by_name("branin").unwrap();
+    let mut s = by_name("gp-ei", p.space.clone(), 0).unwrap();
+    let e = s
+        .tell(&Answer {
+            query_id: 0,
+            kind: AnswerKind::Values { values: vec![1.0] },
+        })
+        .unwrap_err();
+    assert!(matches!(e, Error::State(_)), "{e}");
+    let q = s.ask().unwrap();
+    assert_eq!(s.ask().unwrap(), q, "asking twice returns the open query");
+    let e = s
+        .tell(&Answer {
+            query_id: q.id,
+            kind: AnswerKind::Values {
+                values: vec![f64::NAN],
+            },
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("values[0]"), "{e}");
+    let e = s
+        .tell(&Answer {
+            query_id: q.id + 7,
+            kind: AnswerKind::Values { values: vec![1.0] },
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("query_id"), "{e}");
+    assert_eq!(s.n_answered(), 0);
+    s.tell(&Answer {
+        query_id: q.id,
+        kind: AnswerKind::Values { values: vec![1.0] },
+    })
+    .unwrap();
+    assert_eq!(s.n_answered(), 1);
+    assert!(
+        by_name("nope", p.space.clone(), 0)
+            .unwrap_err()
+            .to_string()
+            .contains("gp-logei")
+    );
+}
+
+#[test]
+fn gp_bo_beats_random_search_on_branin() {
+    // Mean simple regret over 4 seeds after 30 evaluations.
+    let mean = |m: &str| (0..4).map(|s| run(m, "branin", s, 30).1).sum::<f64>() / 4.0;
+    let (gp, rs) = (mean("gp-logei"), mean("random"));
+    assert!(gp < 0.05, "gp-logei regret {gp}");
+    assert!(gp < rs / 5.0, "gp-logei {gp} vs random {rs}");
+    let ucb = mean("gp-ucb");
+    let ts = mean("gp-ts");
+    assert!(ucb < rs && ts < rs, "ucb {ucb}, ts {ts}, random {rs}");
+}

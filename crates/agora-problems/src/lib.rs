@@ -1,0 +1,11 @@
+//! agora-problems: benchmarks with known optima and oracles that answer agora's queries.
+//!
+//! A problem knows nothing of the method solving it (STYLE.md): an [`Oracle`] receives a
+//! [`agora_core::Query`] and returns an [`agora_core::Answer`] exactly as a person would
+//! through the CLI.
+
+pub mod functions;
+mod oracle;
+
+pub use functions::{TestFunction, by_name};
+pub use oracle::{Oracle, Problem};

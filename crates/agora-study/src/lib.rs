@@ -1,0 +1,1 @@
+//! agora-study
