@@ -69,13 +69,13 @@ pub fn maximize_box(
         Ok(-v)
     };
     let (mut best_x, mut best_v) = (raw[order[0]].clone(), vals[order[0]]);
-    if let Ok(minima) = optim::multistart(&neg, &starts, &bounds, opts.lbfgs) {
-        if let Some(m) = optim::best(&minima)
-            && -m.f > best_v
-        {
-            best_x = m.x.clone();
-            best_v = -m.f;
-        }
+    // A failed local search leaves the best raw sample as the answer.
+    let minima = optim::multistart(&neg, &starts, &bounds, opts.lbfgs).unwrap_or_default();
+    if let Some(m) = optim::best(&minima)
+        && -m.f > best_v
+    {
+        best_x = m.x.clone();
+        best_v = -m.f;
     }
     Ok((best_x, best_v))
 }

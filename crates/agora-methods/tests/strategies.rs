@@ -1,7 +1,7 @@
 //! Strategies through the ask/tell protocol against oracles.
 
 use agora_core::{Answer, AnswerKind, Error, Point, QueryKind};
-use agora_methods::{Strategy, by_name};
+use agora_methods::by_name;
 use agora_problems::{Oracle, Problem};
 
 fn run(method: &str, problem: &str, seed: u64, budget: usize) -> (Vec<Vec<f64>>, f64) {
