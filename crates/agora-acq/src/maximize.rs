@@ -17,6 +17,11 @@ pub struct BoxMaximizer {
     pub restarts: usize,
     /// L-BFGS-B settings (BoTorch uses maxiter 200 for acquisitions).
     pub lbfgs: LbfgsbOptions,
+    /// Start selection: `None` takes the best raw samples; `Some(eta)` keeps the best one
+    /// and draws the others without replacement with weights `exp(eta · z)`, `z` the
+    /// standardized raw values (BoTorch's Boltzmann `initialize_q_batch`), which spreads
+    /// starts over several modes.
+    pub boltzmann_eta: Option<f64>,
 }
 
 impl Default for BoxMaximizer {
@@ -28,14 +33,19 @@ impl Default for BoxMaximizer {
                 max_iter: 200,
                 ..LbfgsbOptions::default()
             },
+            boltzmann_eta: Some(2.0),
         }
     }
 }
 
-/// Maximize `acq` over `[0, 1]^d`; returns `(argmax, value)`. Deterministic in `seed`.
+/// Maximize `acq` over `[0, 1]^d`; returns `(argmax, value)`. `extra_starts` (e.g. the
+/// best point observed so far) are refined too; `scales` (e.g. the model's lengthscales)
+/// precondition the local search. Deterministic in `seed`.
 pub fn maximize_box(
     acq: &dyn Acquisition,
     opts: &BoxMaximizer,
+    extra_starts: &[Vec<f64>],
+    scales: Option<&[f64]>,
     seed: u64,
 ) -> Result<(Vec<f64>, f64)> {
     let d = acq.dim();
@@ -55,29 +65,83 @@ pub fn maximize_box(
         ));
     }
     order.sort_by(|&a, &b| vals[b].total_cmp(&vals[a]).then(a.cmp(&b)));
-    let starts: Vec<Vec<f64>> = order
-        .iter()
-        .take(opts.restarts)
-        .map(|&i| raw[i].clone())
-        .collect();
-    let bounds = vec![(0.0, 1.0); d];
-    let neg = |x: &[f64], g: &mut [f64]| -> Result<f64> {
-        let v = acq.value_grad(x, Some(g))?;
-        for gi in g.iter_mut() {
-            *gi = -*gi;
+    let chosen = match opts.boltzmann_eta {
+        None => order.iter().take(opts.restarts).copied().collect(),
+        Some(eta) => boltzmann(&order, &vals, opts.restarts, eta, seed),
+    };
+    let mut starts: Vec<Vec<f64>> = chosen.iter().map(|&i| raw[i].clone()).collect();
+    starts.extend(extra_starts.iter().filter(|s| s.len() == d).cloned());
+    // Preconditioning (as in Optuna's GPSampler): search z = x / s on [0, 1/s], which
+    // equalizes the curvature of a stationary kernel's acquisition across inputs.
+    let s: Vec<f64> = match scales {
+        Some(sc) if sc.len() == d && sc.iter().all(|v| v.is_finite() && *v > 0.0) => sc.to_vec(),
+        _ => vec![1.0; d],
+    };
+    let bounds: Vec<(f64, f64)> = s.iter().map(|si| (0.0, 1.0 / si)).collect();
+    let to_x = |z: &[f64]| -> Vec<f64> {
+        z.iter()
+            .zip(&s)
+            .map(|(zi, si)| (zi * si).clamp(0.0, 1.0))
+            .collect()
+    };
+    let neg = |z: &[f64], g: &mut [f64]| -> Result<f64> {
+        let v = acq.value_grad(&to_x(z), Some(g))?;
+        for (gi, si) in g.iter_mut().zip(&s) {
+            *gi = -*gi * si;
         }
         Ok(-v)
     };
+    let zstarts: Vec<Vec<f64>> = starts
+        .iter()
+        .map(|x| x.iter().zip(&s).map(|(xi, si)| xi / si).collect())
+        .collect();
     let (mut best_x, mut best_v) = (raw[order[0]].clone(), vals[order[0]]);
     // A failed local search leaves the best raw sample as the answer.
-    let minima = optim::multistart(&neg, &starts, &bounds, opts.lbfgs).unwrap_or_default();
+    let minima = optim::multistart(&neg, &zstarts, &bounds, opts.lbfgs).unwrap_or_default();
     if let Some(m) = optim::best(&minima)
         && -m.f > best_v
     {
-        best_x = m.x.clone();
+        best_x = to_x(&m.x);
         best_v = -m.f;
     }
     Ok((best_x, best_v))
+}
+
+/// The best index, then `k − 1` more drawn without replacement with weights
+/// `exp(eta · z)` (z-scores of the finite values). `order` lists finite indices, best first.
+fn boltzmann(order: &[usize], vals: &[f64], k: usize, eta: f64, seed: u64) -> Vec<usize> {
+    use rand::RngExt;
+    let v: Vec<f64> = order.iter().map(|&i| vals[i]).collect();
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n).sqrt();
+    let z: Vec<f64> = v
+        .iter()
+        .map(|x| if sd > 0.0 { (x - m) / sd } else { 0.0 })
+        .collect();
+    let zmax = z.first().copied().unwrap_or(0.0);
+    let mut w: Vec<f64> = z.iter().map(|zi| (eta * (zi - zmax)).exp()).collect();
+    let mut rng = agora_math::rng::stream(seed, &[0xB017]);
+    let mut out = vec![order[0]];
+    w[0] = 0.0;
+    while out.len() < k.min(order.len()) {
+        let total: f64 = w.iter().sum();
+        if total <= 0.0 {
+            break;
+        }
+        let mut u = rng.random::<f64>() * total;
+        let mut pick = w.len() - 1;
+        for (j, wj) in w.iter().enumerate() {
+            if u < *wj {
+                pick = j;
+                break;
+            }
+            u -= wj;
+        }
+        out.push(order[pick]);
+        w[pick] = 0.0;
+    }
+    out
 }
 
 /// Maximize `acq` over the rows of `candidates` (skipping `exclude`d rows), scoring in

@@ -116,7 +116,7 @@ fn box_maximizer_beats_a_dense_grid() {
         model: &gp,
         kind: AnalyticKind::Ucb { beta: 2.0 },
     };
-    let (x, v) = maximize_box(&acq, &BoxMaximizer::default(), 7).unwrap();
+    let (x, v) = maximize_box(&acq, &BoxMaximizer::default(), &[], None, 7).unwrap();
     let n = 201;
     let grid = Mat::from_fn(n * n, 2, |i, j| {
         if j == 0 {
@@ -134,7 +134,9 @@ fn box_maximizer_beats_a_dense_grid() {
     assert!(x.iter().all(|c| (0.0..=1.0).contains(c)));
     // Same seed, same answer.
     assert_eq!(
-        maximize_box(&acq, &BoxMaximizer::default(), 7).unwrap().0,
+        maximize_box(&acq, &BoxMaximizer::default(), &[], None, 7)
+            .unwrap()
+            .0,
         x
     );
     // Finite maximizer agrees with a plain scan, honours exclusions.

@@ -1,1 +1,188 @@
-fn main() {}
+//! `agora`: reproduce papers' experiments, run method × problem grids, benchmark.
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+#[derive(Parser)]
+#[command(
+    name = "agora",
+    version,
+    about = "Bayesian optimization with people and agents in the loop"
+)]
+struct Cli {
+    /// Worker threads for grids (default: all cores). Results do not depend on it.
+    #[arg(long, global = true)]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Reproduce a paper's experiments (all suites when no name is given).
+    Reproduce {
+        /// Suite name (see `agora list`).
+        suite: Option<String>,
+        /// A small version of every grid, for a check in minutes.
+        #[arg(long)]
+        quick: bool,
+        /// Output folder.
+        #[arg(long, default_value = "out/reproduce")]
+        out: PathBuf,
+    },
+    /// Run a method × problem × seed grid.
+    Run {
+        /// Comma-separated methods (see `agora list`).
+        #[arg(long, value_delimiter = ',', default_value = "random,gp-logei")]
+        methods: Vec<String>,
+        /// Comma-separated problems (see `agora list`).
+        #[arg(long, value_delimiter = ',', default_value = "branin")]
+        problems: Vec<String>,
+        /// Number of seeds (0..N).
+        #[arg(long, default_value_t = 5)]
+        seeds: u64,
+        /// Evaluations per run.
+        #[arg(long, default_value_t = 40)]
+        budget: usize,
+        /// Standard deviation of Gaussian observation noise.
+        #[arg(long, default_value_t = 0.0)]
+        noise: f64,
+        /// Output folder (records, summary, plots).
+        #[arg(long, default_value = "out/run")]
+        out: PathBuf,
+    },
+    /// Benchmarks side by side with the Python anchors.
+    Bench {
+        #[command(subcommand)]
+        which: Bench,
+    },
+    /// List methods, problems and reproduce suites.
+    List,
+}
+
+#[derive(Subcommand)]
+enum Bench {
+    /// Exact GP fit/predict scaling (RESULTS.md §1).
+    ExactGp {
+        /// Training sizes.
+        #[arg(long, value_delimiter = ',', default_value = "100,250,500,1000,2000")]
+        ns: Vec<usize>,
+        /// Repeats per size (median reported).
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
+        /// Folder with fresh anchor results (exact_gp_scaling.json) from run_all.sh; default: the recorded copy.
+        #[arg(long)]
+        anchors: Option<PathBuf>,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Standard BO loop on Hartmann6 (RESULTS.md §3).
+    Bo {
+        /// agora methods to run.
+        #[arg(long, value_delimiter = ',', default_value = "gp-logei")]
+        methods: Vec<String>,
+        /// Seeds (0..N).
+        #[arg(long, default_value_t = 5)]
+        seeds: u64,
+        /// Folder with fresh anchor results (ei_loop.json); default: the recorded copy.
+        #[arg(long)]
+        anchors: Option<PathBuf>,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+fn write_json<T: serde::Serialize>(path: &Path, v: &T) -> Result<()> {
+    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    std::fs::write(path, serde_json::to_string_pretty(v)?)
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    if let Some(t) = cli.threads {
+        if t == 0 {
+            bail!("--threads must be at least 1");
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build_global()
+            .context("configuring threads")?;
+    }
+    let progress = std::io::stderr().is_terminal();
+    match cli.command {
+        Command::List => {
+            println!("methods:  {}", agora_methods::method_names().join(", "));
+            println!(
+                "problems: {}",
+                agora_problems::functions::names().join(", ")
+            );
+            println!("          (also ackley<d>, levy<d>, griewank<d>, rosenbrock<d>)");
+            println!(
+                "suites:   {}",
+                agora_study::suites::suite_names().join(", ")
+            );
+        }
+        Command::Reproduce { suite, quick, out } => {
+            let results = agora_study::suites::reproduce(suite.as_deref(), quick, &out, progress)?;
+            for (name, sums) in &results {
+                println!("## {name}\n\n{}", agora_study::report::markdown_table(sums));
+            }
+            println!("reports in {}/report.md", out.display());
+        }
+        Command::Run {
+            methods,
+            problems,
+            seeds,
+            budget,
+            noise,
+            out,
+        } => {
+            let spec = agora_study::RunSpec {
+                methods,
+                problems,
+                seeds: (0..seeds).collect(),
+                budget,
+                noise_std: noise,
+            };
+            let records = agora_study::run_grid(&spec, progress)?;
+            let sums = agora_study::report::summarize(&records);
+            let files = agora_study::report::write_outputs(&out, &records, &sums)?;
+            println!("{}", agora_study::report::markdown_table(&sums));
+            println!("wrote {} in {}", files.join(", "), out.display());
+        }
+        Command::Bench { which } => match which {
+            Bench::ExactGp {
+                ns,
+                repeats,
+                anchors,
+                json,
+            } => {
+                let rows = agora_study::bench::exact_gp(&ns, repeats, anchors.as_deref())?;
+                println!("{}", agora_study::bench::exact_gp_table(&rows));
+                if let Some(p) = json {
+                    write_json(&p, &rows)?;
+                }
+            }
+            Bench::Bo {
+                methods,
+                seeds,
+                anchors,
+                json,
+            } => {
+                let rows = agora_study::bench::bo(&methods, seeds, anchors.as_deref())?;
+                println!("{}", agora_study::bench::bo_table(&rows));
+                if let Some(p) = json {
+                    write_json(&p, &rows)?;
+                }
+            }
+        },
+    }
+    Ok(())
+}

@@ -48,6 +48,9 @@ pub struct GpConfig {
     pub standardize: bool,
     /// Extra random starts drawn from the priors (0 = start from the init values only).
     pub restarts: usize,
+    /// Divide the loss by n (BoTorch's convention) or not (Optuna's); this changes what
+    /// the optimizer's gradient tolerance means.
+    pub loss_per_point: bool,
     /// L-BFGS-B settings.
     pub optimizer: LbfgsbOptions,
 }
@@ -79,6 +82,7 @@ impl GpConfig {
             learn_mean: true,
             standardize: true,
             restarts: 0,
+            loss_per_point: true,
             optimizer: LbfgsbOptions::default(),
         }
     }
@@ -108,6 +112,7 @@ impl GpConfig {
             learn_mean: false,
             standardize: true,
             restarts: 0,
+            loss_per_point: false,
             optimizer: LbfgsbOptions {
                 pgtol: 1e-2,
                 ..LbfgsbOptions::default()
@@ -169,7 +174,8 @@ pub struct Hyper {
 /// What a fit did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FitReport {
-    /// Final loss `−(log marginal likelihood + log priors)/n`.
+    /// Final loss `−(log marginal likelihood + log priors)`, divided by n when
+    /// [`GpConfig::loss_per_point`].
     pub loss: f64,
     /// Loss at the first start.
     pub initial_loss: f64,
@@ -288,6 +294,7 @@ impl Objective<'_> {
         let trace_w: f64 = (0..n).map(|i| w[(i, i)]).sum();
         let mut lp = 0.0;
         let nk = self.kinds.len();
+        let n = if self.cfg.loss_per_point { n } else { 1 };
         for (i, kind) in self.kinds.iter().enumerate() {
             let prior = match kind {
                 ParamKind::Lengthscale => self.cfg.lengthscale_prior,

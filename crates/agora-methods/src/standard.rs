@@ -292,9 +292,25 @@ impl GpBo {
                     Some(kind) => Box::new(Analytic { model: &gp, kind }),
                     None => Box::new(RffSample::draw(&gp, self.cfg.rff_features, &mut ts_rng)?),
                 };
-                Ok(Point::Unit(
-                    maximize_box(acq.as_ref(), &self.cfg.maximizer, max_seed)?.0,
-                ))
+                // The best observed point is one more start (as in Optuna's GPSampler).
+                let extra: Vec<Vec<f64>> = self
+                    .h
+                    .y
+                    .iter()
+                    .enumerate()
+                    .max_by(|a, b| a.1.total_cmp(b.1))
+                    .map(|(i, _)| self.h.x[i].clone())
+                    .into_iter()
+                    .collect();
+                let scales = gp.kernel().spectral(gp.dim()).map(|sp| sp.lengthscales);
+                let (x, _) = maximize_box(
+                    acq.as_ref(),
+                    &self.cfg.maximizer,
+                    &extra,
+                    scales.as_deref(),
+                    max_seed,
+                )?;
+                Ok(Point::Unit(x))
             }
         }
     }

@@ -1,1 +1,14 @@
-//! agora-study
+//! agora-study: running strategies against problems and reporting what happened.
+//!
+//! [`runner`] executes method × problem × seed grids in parallel (rayon) with a progress
+//! bar; every run is seeded from its own (seed, method, problem) so results do not depend
+//! on the thread count. [`report`] turns records into summaries (mean ± SE), markdown and
+//! SVG regret plots. [`suites`] holds the `agora reproduce` suites; [`bench`] the
+//! benchmarks run side by side with the Python anchors.
+
+pub mod bench;
+pub mod report;
+pub mod runner;
+pub mod suites;
+
+pub use runner::{Record, RunSpec, run_grid};

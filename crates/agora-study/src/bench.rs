@@ -1,0 +1,341 @@
+//! Benchmarks with the protocols of ../shared/anchors/RESULTS.md, reported beside the
+//! anchors' numbers (a recorded copy is embedded; pass a fresh `results/` folder from
+//! `run_all.sh` for a side-by-side run on the same machine).
+
+use crate::report::{mean_se, median};
+use crate::runner::run_one;
+use agora_core::{Error, Result};
+use agora_gp::{ExactGp, GpConfig};
+use faer::Mat;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+const TRAIN_CSV: &str = include_str!("../../../data/anchors/gp_train_n2000.csv");
+const TEST_CSV: &str = include_str!("../../../data/anchors/gp_test_n1000.csv");
+const ANCHOR_GP: &str = include_str!("../../../data/anchor-results/exact_gp_scaling.json");
+const ANCHOR_EI: &str = include_str!("../../../data/anchor-results/ei_loop.json");
+
+fn parse_csv(text: &str, field: &str) -> Result<Vec<Vec<f64>>> {
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            l.split(',')
+                .map(|v| {
+                    v.trim().parse::<f64>().map_err(|e| {
+                        Error::invalid(format!("{field} row {}", i + 1), e.to_string())
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn load_anchor(dir: Option<&Path>, file: &str, embedded: &str) -> Result<serde_json::Value> {
+    let text = match dir {
+        Some(d) => {
+            let p = d.join(file);
+            std::fs::read_to_string(&p).map_err(|e| {
+                Error::invalid("anchors", format!("cannot read {}: {e}", p.display()))
+            })?
+        }
+        None => embedded.to_string(),
+    };
+    serde_json::from_str(&text).map_err(|e| Error::invalid("anchors", format!("{file}: {e}")))
+}
+
+/// Peak resident memory of this process so far, in MB (Linux; `None` elsewhere).
+pub fn peak_rss_mb() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// One row of the exact-GP benchmark.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GpRow {
+    /// Training points.
+    pub n: usize,
+    /// Median fit seconds over repeats.
+    pub fit_s: f64,
+    /// Loss-and-gradient evaluations of the fit.
+    pub evals: usize,
+    /// Median seconds to predict mean and variance at the 1000 test points.
+    pub predict_s: f64,
+    /// RMSE of the posterior mean against noiseless f.
+    pub rmse: f64,
+    /// Mean log predictive density of the noisy test y.
+    pub mlpd: f64,
+    /// Final loss −(MLL + log priors)/n.
+    pub loss: f64,
+    /// Peak resident memory of the process after this n (MB).
+    pub peak_mb: Option<f64>,
+    /// Anchor (BoTorch) values for the same n, when available.
+    pub anchor: Option<GpAnchor>,
+}
+
+/// BoTorch's numbers for one n.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GpAnchor {
+    /// Median fit seconds.
+    pub fit_s: f64,
+    /// Loss evaluations.
+    pub evals: usize,
+    /// First-call predict seconds.
+    pub predict_s: f64,
+    /// RMSE.
+    pub rmse: f64,
+    /// MLPD of noisy y.
+    pub mlpd: f64,
+    /// Final loss.
+    pub loss: f64,
+}
+
+/// `agora bench exact-gp`: RESULTS.md §1 (negated Hartmann6 data, BoTorch SingleTaskGP
+/// defaults, first n rows of the shared training set, 1000 test points).
+pub fn exact_gp(ns: &[usize], repeats: usize, anchors: Option<&Path>) -> Result<Vec<GpRow>> {
+    let train = parse_csv(TRAIN_CSV, "gp_train_n2000.csv")?;
+    let test = parse_csv(TEST_CSV, "gp_test_n1000.csv")?;
+    let anchor = load_anchor(anchors, "exact_gp_scaling.json", ANCHOR_GP)?;
+    let xt = Mat::from_fn(test.len(), 6, |i, j| test[i][j]);
+    let mut rows = Vec::new();
+    for &n in ns {
+        if n == 0 || n > train.len() {
+            return Err(Error::invalid(
+                "ns",
+                format!("each n must be in 1..={}, got {n}", train.len()),
+            ));
+        }
+        let x = Mat::from_fn(n, 6, |i, j| train[i][j]);
+        let y: Vec<f64> = train[..n].iter().map(|r| r[7]).collect();
+        let cfg = GpConfig::botorch(6);
+        let mut times = Vec::new();
+        let mut fitted = None;
+        for r in 0..repeats.max(1) {
+            let mut rng = agora_math::rng::stream(0, &[n as u64, r as u64]);
+            let t = Instant::now();
+            let out = ExactGp::fit(x.clone(), &y, &cfg, &mut rng)?;
+            times.push(t.elapsed().as_secs_f64());
+            fitted = Some(out);
+        }
+        let Some((gp, rep)) = fitted else { continue };
+        let mut ptimes = Vec::new();
+        let mut pred = None;
+        for _ in 0..repeats.max(1) {
+            let t = Instant::now();
+            let p = gp.predict(xt.as_ref())?;
+            ptimes.push(t.elapsed().as_secs_f64());
+            pred = Some(p);
+        }
+        let Some((mu, var)) = pred else { continue };
+        let noise = gp.noise_variance();
+        let m = test.len() as f64;
+        let rmse = (test
+            .iter()
+            .zip(&mu)
+            .map(|(r, m)| (m - r[6]).powi(2))
+            .sum::<f64>()
+            / m)
+            .sqrt();
+        let mlpd = test
+            .iter()
+            .zip(mu.iter().zip(&var))
+            .map(|(r, (m, v))| {
+                let s2 = v + noise;
+                -0.5 * (2.0 * std::f64::consts::PI * s2).ln() - 0.5 * (r[7] - m).powi(2) / s2
+            })
+            .sum::<f64>()
+            / m;
+        let a = &anchor["runs"][n.to_string()];
+        let anchor_row = a["median_fit_s"].as_f64().map(|fit_s| GpAnchor {
+            fit_s,
+            evals: a["fit_loss_evals"].as_u64().unwrap_or(0) as usize,
+            predict_s: a["median_predict_cold_s"].as_f64().unwrap_or(f64::NAN),
+            rmse: a["rmse_vs_f"].as_f64().unwrap_or(f64::NAN),
+            mlpd: a["mlpd_y_noisy"].as_f64().unwrap_or(f64::NAN),
+            loss: a["loss_at_opt"].as_f64().unwrap_or(f64::NAN),
+        });
+        rows.push(GpRow {
+            n,
+            fit_s: median(&times),
+            evals: rep.evals,
+            predict_s: median(&ptimes),
+            rmse,
+            mlpd,
+            loss: rep.loss,
+            peak_mb: peak_rss_mb(),
+            anchor: anchor_row,
+        });
+    }
+    Ok(rows)
+}
+
+/// The exact-GP benchmark as a markdown table with ratios to BoTorch.
+pub fn exact_gp_table(rows: &[GpRow]) -> String {
+    let mut s = String::from(
+        "| n | fit s (agora / BoTorch, speed-up) | evals (agora / BoTorch) | predict 1000 s (agora / BoTorch) | RMSE (agora / BoTorch, Δ%) | MLPD (agora / BoTorch, Δ%) | loss (agora / BoTorch) | peak MB |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let pct = |a: f64, b: f64| 100.0 * (a - b) / b.abs();
+        match &r.anchor {
+            Some(a) => {
+                let _ = writeln!(
+                    s,
+                    "| {} | {:.4} / {:.3} ({:.1}x) | {} / {} | {:.4} / {:.4} ({:.1}x) | {:.4} / {:.4} ({:+.2}%) | {:.4} / {:.4} ({:+.2}%) | {:.6} / {:.6} | {:.0} |",
+                    r.n,
+                    r.fit_s,
+                    a.fit_s,
+                    a.fit_s / r.fit_s,
+                    r.evals,
+                    a.evals,
+                    r.predict_s,
+                    a.predict_s,
+                    a.predict_s / r.predict_s,
+                    r.rmse,
+                    a.rmse,
+                    pct(r.rmse, a.rmse),
+                    r.mlpd,
+                    a.mlpd,
+                    pct(r.mlpd, a.mlpd),
+                    r.loss,
+                    a.loss,
+                    r.peak_mb.unwrap_or(f64::NAN)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "| {} | {:.4} | {} | {:.4} | {:.4} | {:.4} | {:.6} | {:.0} |",
+                    r.n,
+                    r.fit_s,
+                    r.evals,
+                    r.predict_s,
+                    r.rmse,
+                    r.mlpd,
+                    r.loss,
+                    r.peak_mb.unwrap_or(f64::NAN)
+                );
+            }
+        }
+    }
+    s
+}
+
+/// Result of the BO-loop benchmark for one method.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BoRow {
+    /// Method (agora name, or the anchor's).
+    pub method: String,
+    /// Seeds.
+    pub seeds: usize,
+    /// Median wall seconds per model-based iteration.
+    pub median_iter_s: f64,
+    /// Final simple regret mean.
+    pub final_regret_mean: f64,
+    /// Its standard error.
+    pub final_regret_se: f64,
+    /// Final regret per seed.
+    pub final_regret_per_seed: Vec<f64>,
+}
+
+/// `agora bench bo`: RESULTS.md §3 (Hartmann6, 10 Sobol + 50 model-based evaluations,
+/// seeds 0..seeds) for each agora method, followed by the anchor rows.
+pub fn bo(methods: &[String], seeds: u64, anchors: Option<&Path>) -> Result<Vec<BoRow>> {
+    let mut rows = Vec::new();
+    for m in methods {
+        let mut finals = Vec::new();
+        let mut iters = Vec::new();
+        for s in 0..seeds {
+            // Sequential on purpose: per-iteration times are measured with the whole machine.
+            let recs = run_one(m, "hartmann6", s, 60, 0.0)?;
+            iters.extend(recs.iter().skip(10).map(|r| r.ask_seconds));
+            finals.push(recs.last().map_or(f64::NAN, |r| r.regret));
+        }
+        let (mean, se) = mean_se(&finals);
+        rows.push(BoRow {
+            method: m.clone(),
+            seeds: seeds as usize,
+            median_iter_s: median(&iters),
+            final_regret_mean: mean,
+            final_regret_se: se,
+            final_regret_per_seed: finals,
+        });
+    }
+    let anchor = load_anchor(anchors, "ei_loop.json", ANCHOR_EI)?;
+    for (key, label, time_key) in [
+        (
+            "botorch_logei",
+            "BoTorch SingleTaskGP+LogEI (anchor)",
+            "median_iter_s_all_iters",
+        ),
+        (
+            "optuna_gpsampler",
+            "Optuna GPSampler (anchor)",
+            "median_sampler_s_all_iters",
+        ),
+    ] {
+        let a = &anchor["methods"][key];
+        if let Some(t) = a[time_key].as_f64() {
+            rows.push(BoRow {
+                method: label.into(),
+                seeds: a["n_seeds"].as_u64().unwrap_or(0) as usize,
+                median_iter_s: t,
+                final_regret_mean: a["final_regret_mean"].as_f64().unwrap_or(f64::NAN),
+                final_regret_se: a["final_regret_se"].as_f64().unwrap_or(f64::NAN),
+                final_regret_per_seed: a["final_regret_per_seed"]
+                    .as_array()
+                    .map(|v| v.iter().filter_map(|x| x.as_f64()).collect())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The BO benchmark as a markdown table; speed-ups are relative to each agora row's time.
+pub fn bo_table(rows: &[BoRow]) -> String {
+    let mut s = String::from(
+        "| method | seeds | median s / iteration | final regret (mean ± SE) | per seed |\n|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let per: Vec<String> = r
+            .final_regret_per_seed
+            .iter()
+            .map(|v| format!("{v:.4}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.4} | {:.4} ± {:.4} | {} |",
+            r.method,
+            r.seeds,
+            r.median_iter_s,
+            r.final_regret_mean,
+            r.final_regret_se,
+            per.join(", ")
+        );
+    }
+    let agora: Vec<&BoRow> = rows
+        .iter()
+        .filter(|r| !r.method.contains("(anchor)"))
+        .collect();
+    let anchors: Vec<&BoRow> = rows
+        .iter()
+        .filter(|r| r.method.contains("(anchor)"))
+        .collect();
+    for a in &agora {
+        for b in &anchors {
+            let _ = writeln!(
+                s,
+                "\n{} is {:.1}x faster per iteration than {}",
+                a.method,
+                b.median_iter_s / a.median_iter_s,
+                b.method
+            );
+        }
+    }
+    s
+}

@@ -1,0 +1,285 @@
+//! Summaries (mean ± standard error over seeds), tables, files and SVG regret plots.
+
+use crate::runner::Record;
+use agora_core::{Error, Result};
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Mean and standard error (sample std / √n; 0 for one value).
+pub fn mean_se(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let m = v.iter().sum::<f64>() / n;
+    if v.len() < 2 {
+        return (m, 0.0);
+    }
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    (m, (var / n).sqrt())
+}
+
+/// Median (NaN for none).
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let k = s.len();
+    if k % 2 == 1 {
+        s[k / 2]
+    } else {
+        0.5 * (s[k / 2 - 1] + s[k / 2])
+    }
+}
+
+/// Results of one method on one problem over its seeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Problem.
+    pub problem: String,
+    /// Method.
+    pub method: String,
+    /// Seeds run.
+    pub seeds: usize,
+    /// Evaluations per run.
+    pub budget: usize,
+    /// Final simple regret, mean over seeds.
+    pub final_regret_mean: f64,
+    /// Its standard error.
+    pub final_regret_se: f64,
+    /// Mean regret after each evaluation.
+    pub regret_mean: Vec<f64>,
+    /// Standard error of the regret after each evaluation.
+    pub regret_se: Vec<f64>,
+    /// Median wall seconds per `ask`.
+    pub median_ask_seconds: f64,
+}
+
+/// Summarize records by (problem, method), in first-appearance order.
+pub fn summarize(records: &[Record]) -> Vec<Summary> {
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut groups: BTreeMap<(String, String), BTreeMap<u64, Vec<&Record>>> = BTreeMap::new();
+    for r in records {
+        let key = (r.problem.clone(), r.method.clone());
+        if !groups.contains_key(&key) {
+            order.push(key.clone());
+        }
+        groups
+            .entry(key)
+            .or_default()
+            .entry(r.seed)
+            .or_default()
+            .push(r);
+    }
+    order
+        .into_iter()
+        .map(|key| {
+            let runs = &groups[&key];
+            let budget = runs.values().map(|v| v.len()).max().unwrap_or(0);
+            let mut regret_mean = Vec::with_capacity(budget);
+            let mut regret_se = Vec::with_capacity(budget);
+            for t in 0..budget {
+                // A run shorter than the budget keeps its last regret.
+                let at: Vec<f64> = runs
+                    .values()
+                    .filter_map(|v| v.get(t).or(v.last()).map(|r| r.regret))
+                    .collect();
+                let (m, s) = mean_se(&at);
+                regret_mean.push(m);
+                regret_se.push(s);
+            }
+            let finals: Vec<f64> = runs
+                .values()
+                .filter_map(|v| v.last().map(|r| r.regret))
+                .collect();
+            let (fm, fs) = mean_se(&finals);
+            let asks: Vec<f64> = runs.values().flatten().map(|r| r.ask_seconds).collect();
+            Summary {
+                problem: key.0.clone(),
+                method: key.1.clone(),
+                seeds: runs.len(),
+                budget,
+                final_regret_mean: fm,
+                final_regret_se: fs,
+                regret_mean,
+                regret_se,
+                median_ask_seconds: median(&asks),
+            }
+        })
+        .collect()
+}
+
+/// A markdown table of final regrets, one row per (problem, method).
+pub fn markdown_table(summaries: &[Summary]) -> String {
+    let mut s = String::from(
+        "| problem | method | seeds | budget | final regret (mean ± SE) | median ask (ms) |\n|---|---|---|---|---|---|\n",
+    );
+    for m in summaries {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {:.4} ± {:.4} | {:.2} |",
+            m.problem,
+            m.method,
+            m.seeds,
+            m.budget,
+            m.final_regret_mean,
+            m.final_regret_se,
+            m.median_ask_seconds * 1e3
+        );
+    }
+    s
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::invalid("out", format!("cannot write {}: {e}", path.display()))
+}
+
+/// Write `contents` to `path`, creating parent folders.
+pub fn write_file(path: &Path, contents: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    }
+    std::fs::write(path, contents).map_err(|e| io(path, e))
+}
+
+/// Write `records.jsonl`, `records.csv`, `summary.json`, `summary.md` and one
+/// `regret_<problem>.svg` per problem into `dir`. Returns the files written.
+pub fn write_outputs(dir: &Path, records: &[Record], summaries: &[Summary]) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    let mut jsonl = String::new();
+    let mut csv = String::from("method,problem,seed,iter,y,f,best_f,regret,ask_seconds,x\n");
+    for r in records {
+        jsonl.push_str(&serde_json::to_string(r).map_err(|e| Error::Numerical(e.to_string()))?);
+        jsonl.push('\n');
+        let x: Vec<String> = r.x.iter().map(|v| format!("{v}")).collect();
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{},{},\"{}\"",
+            r.method,
+            r.problem,
+            r.seed,
+            r.iter,
+            r.y,
+            r.f,
+            r.best_f,
+            r.regret,
+            r.ask_seconds,
+            x.join(";")
+        );
+    }
+    for (name, body) in [
+        ("records.jsonl", jsonl),
+        ("records.csv", csv),
+        (
+            "summary.json",
+            serde_json::to_string_pretty(summaries).map_err(|e| Error::Numerical(e.to_string()))?,
+        ),
+        ("summary.md", markdown_table(summaries)),
+    ] {
+        write_file(&dir.join(name), &body)?;
+        files.push(name.to_string());
+    }
+    let mut problems: Vec<&str> = Vec::new();
+    for s in summaries {
+        if !problems.contains(&s.problem.as_str()) {
+            problems.push(&s.problem);
+        }
+    }
+    for p in problems {
+        let name = format!("regret_{p}.svg");
+        let of: Vec<&Summary> = summaries.iter().filter(|s| s.problem == p).collect();
+        plot_regret(&dir.join(&name), &format!("simple regret on {p}"), &of)?;
+        files.push(name);
+    }
+    Ok(files)
+}
+
+/// An SVG plot of mean simple regret (log scale) with ± SE bands, one line per method.
+pub fn plot_regret(path: &Path, title: &str, summaries: &[&Summary]) -> Result<()> {
+    let budget = summaries.iter().map(|s| s.budget).max().unwrap_or(1).max(2);
+    let floor = 1e-6;
+    let vals = summaries
+        .iter()
+        .flat_map(|s| s.regret_mean.iter().cloned())
+        .filter(|v| v.is_finite());
+    let (mut lo, mut hi) = vals.fold((f64::INFINITY, 0.0f64), |(l, h), v| {
+        (l.min(v.max(floor)), h.max(v))
+    });
+    if !lo.is_finite() || hi <= 0.0 {
+        lo = floor;
+        hi = 1.0;
+    }
+    if hi <= lo {
+        hi = lo * 10.0;
+    }
+    let err = |e: &dyn std::fmt::Display| io(path, e);
+    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(1f64..budget as f64, (lo * 0.8..hi * 1.25).log_scale())
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("evaluations")
+        .y_desc("simple regret (mean ± SE)")
+        .draw()
+        .map_err(|e| err(&e))?;
+    for (k, s) in summaries.iter().enumerate() {
+        let color = Palette99::pick(k).to_rgba();
+        let pts = |sign: f64| -> Vec<(f64, f64)> {
+            s.regret_mean
+                .iter()
+                .zip(&s.regret_se)
+                .enumerate()
+                .map(|(i, (m, e))| ((i + 1) as f64, (m + sign * e).max(lo * 0.8)))
+                .collect()
+        };
+        let mut band = pts(1.0);
+        band.extend(pts(-1.0).into_iter().rev());
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                band,
+                color.mix(0.15).filled(),
+            )))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(LineSeries::new(pts(0.0), color.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(s.method.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_se_and_median_by_hand() {
+        let (m, s) = mean_se(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(m, 2.5);
+        // sample var = 5/3, se = sqrt(5/12)
+        assert!((s - (5.0f64 / 12.0).sqrt()).abs() < 1e-15);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+}

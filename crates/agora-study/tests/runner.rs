@@ -1,0 +1,96 @@
+//! The grid runner: reproducibility across thread counts, outputs, input errors.
+
+use agora_study::report::{summarize, write_outputs};
+use agora_study::{RunSpec, run_grid};
+
+fn spec() -> RunSpec {
+    RunSpec {
+        methods: vec!["random".into(), "gp-ei".into()],
+        problems: vec!["forrester".into(), "branin".into()],
+        seeds: vec![0, 1, 2],
+        budget: 12,
+        noise_std: 0.0,
+    }
+}
+
+fn strip_time(mut r: Vec<agora_study::Record>) -> Vec<agora_study::Record> {
+    for x in &mut r {
+        x.ask_seconds = 0.0;
+    }
+    r
+}
+
+#[test]
+fn same_results_whatever_the_thread_count() {
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let three = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let a = strip_time(one.install(|| run_grid(&spec(), false)).unwrap());
+    let b = strip_time(three.install(|| run_grid(&spec(), false)).unwrap());
+    assert_eq!(a.len(), 2 * 2 * 3 * 12);
+    assert_eq!(a, b);
+    // Regret is monotone non-increasing within a run and matches optimum − best f.
+    for w in a.windows(2) {
+        if w[0].seed == w[1].seed && w[0].method == w[1].method && w[0].problem == w[1].problem {
+            assert!(w[1].regret <= w[0].regret + 1e-15);
+        }
+    }
+}
+
+#[test]
+fn outputs_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs = run_grid(&spec(), false).unwrap();
+    let sums = summarize(&recs);
+    assert_eq!(sums.len(), 4);
+    let files = write_outputs(dir.path(), &recs, &sums).unwrap();
+    for f in [
+        "records.jsonl",
+        "records.csv",
+        "summary.json",
+        "summary.md",
+        "regret_branin.svg",
+        "regret_forrester.svg",
+    ] {
+        assert!(files.contains(&f.to_string()), "{f} missing from {files:?}");
+        let text = std::fs::read_to_string(dir.path().join(f)).unwrap();
+        assert!(!text.is_empty(), "{f} empty");
+    }
+    let lines = std::fs::read_to_string(dir.path().join("records.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), recs.len());
+    let svg = std::fs::read_to_string(dir.path().join("regret_branin.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("gp-ei"));
+}
+
+#[test]
+fn bad_specs_name_the_field() {
+    let mut s = spec();
+    s.methods = vec!["gp-magic".into()];
+    let e = run_grid(&s, false).unwrap_err().to_string();
+    assert!(e.contains("gp-magic") && e.contains("gp-logei"), "{e}");
+    let mut s = spec();
+    s.problems = vec!["moon".into()];
+    let e = run_grid(&s, false).unwrap_err().to_string();
+    assert!(e.contains("moon") && e.contains("branin"), "{e}");
+    let mut s = spec();
+    s.budget = 0;
+    assert!(
+        run_grid(&s, false)
+            .unwrap_err()
+            .to_string()
+            .contains("budget")
+    );
+    let mut s = spec();
+    s.noise_std = f64::NAN;
+    assert!(
+        run_grid(&s, false)
+            .unwrap_err()
+            .to_string()
+            .contains("noise")
+    );
+}
