@@ -91,3 +91,40 @@ fn gp_bo_beats_random_search_on_branin() {
     let ts = mean("gp-ts");
     assert!(ucb < rs && ts < rs, "ucb {ucb}, ts {ts}, random {rs}");
 }
+
+#[test]
+fn gp_bo_on_a_candidate_set_proposes_fresh_indices() {
+    use agora_core::Space;
+    // 40 candidates on a line; the value peaks at row 29.
+    let features: Vec<Vec<f64>> = (0..40).map(|i| vec![i as f64 / 39.0]).collect();
+    let names = (0..40).map(|i| format!("c{i}")).collect();
+    let space = Space::Candidates {
+        names,
+        features: features.clone(),
+    };
+    let value = |i: usize| -((features[i][0] - 29.0 / 39.0) * 6.0).powi(2);
+    for method in ["random", "gp-logei", "gp-ts", "gp-ucb"] {
+        let mut s = by_name(method, space.clone(), 5).unwrap();
+        let mut seen = Vec::new();
+        for _ in 0..15 {
+            let q = s.ask().unwrap();
+            let QueryKind::Evaluate { points } = &q.kind else {
+                panic!()
+            };
+            let Point::Index(i) = points[0] else {
+                panic!("candidate sets propose indices")
+            };
+            assert!(!seen.contains(&i), "{method} repeated candidate {i}");
+            seen.push(i);
+            s.tell(&Answer::values(&q, vec![value(i)]).unwrap())
+                .unwrap();
+        }
+        if method != "random" {
+            assert_eq!(
+                s.recommend().unwrap().0,
+                Point::Index(29),
+                "{method} missed the peak: {seen:?}"
+            );
+        }
+    }
+}

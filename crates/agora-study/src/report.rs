@@ -199,6 +199,20 @@ pub fn write_outputs(dir: &Path, records: &[Record], summaries: &[Summary]) -> R
     Ok(files)
 }
 
+/// Distinguishable line colours (matplotlib's tab10).
+const TAB10: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
 /// An SVG plot of mean simple regret (log scale) with ± SE bands, one line per method.
 pub fn plot_regret(path: &Path, title: &str, summaries: &[&Summary]) -> Result<()> {
     let budget = summaries.iter().map(|s| s.budget).max().unwrap_or(1).max(2);
@@ -230,11 +244,13 @@ pub fn plot_regret(path: &Path, title: &str, summaries: &[&Summary]) -> Result<(
     chart
         .configure_mesh()
         .x_desc("evaluations")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.2e}"))
         .y_desc("simple regret (mean ± SE)")
         .draw()
         .map_err(|e| err(&e))?;
     for (k, s) in summaries.iter().enumerate() {
-        let color = Palette99::pick(k).to_rgba();
+        let color = TAB10[k % TAB10.len()].to_rgba();
         let pts = |sign: f64| -> Vec<(f64, f64)> {
             s.regret_mean
                 .iter()
