@@ -3,7 +3,7 @@
 //! [`runner`] executes method × problem × seed grids in parallel (rayon) with a progress
 //! bar; every run is seeded from its own (seed, method, problem) so results do not depend
 //! on the thread count. [`report`] turns records into summaries (mean ± SE), markdown and
-//! SVG regret plots. [`suites`] holds the `agora reproduce` suites; [`bench`] the
+//! SVG regret plots. [`suites`] holds the `agora reproduce` suites; [`bench`](mod@bench) the
 //! benchmarks run side by side with the Python anchors.
 
 pub mod bench;
