@@ -99,6 +99,14 @@ impl Param {
                         format!("must be at least lo = {lo}, got {hi}"),
                     ));
                 }
+                if (*hi as i128 - *lo as i128) >= (1i128 << 52) {
+                    return Err(Error::invalid(
+                        field("hi"),
+                        format!(
+                            "integer ranges must span fewer than 2^52 values, got [{lo}, {hi}]"
+                        ),
+                    ));
+                }
             }
             Param::Categorical { choices, .. } => {
                 if choices.is_empty() {
@@ -349,6 +357,53 @@ impl Space {
     pub fn canonicalize(&self, u: &[f64]) -> Result<Vec<f64>> {
         let values = self.to_user(u)?;
         self.from_user(&values)
+    }
+
+    /// For each unit-cube coordinate of a box, whether it is continuous (real or log-real).
+    /// Integer and categorical coordinates are piecewise constant after [`Space::canonicalize`].
+    pub fn continuous_mask(&self) -> Vec<bool> {
+        match self {
+            Space::Box { params } => params
+                .iter()
+                .flat_map(|p| {
+                    let c = matches!(p, Param::Real { .. } | Param::LogReal { .. });
+                    std::iter::repeat_n(c, p.width())
+                })
+                .collect(),
+            Space::Candidates { features, .. } => vec![false; features.first().map_or(0, Vec::len)],
+        }
+    }
+
+    /// The discrete parameters of a box as `(first coordinate, encodings)`: every value an
+    /// integer (at most `max_values` of them; wider ranges are left out) or categorical
+    /// parameter can take, encoded as its block of unit-cube coordinates.
+    pub fn discrete_blocks(&self, max_values: usize) -> Vec<(usize, Vec<Vec<f64>>)> {
+        let Space::Box { params } = self else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut k = 0;
+        for p in params {
+            match p {
+                Param::Integer { lo, hi, .. } if ((hi - lo) as u64) < max_values as u64 => {
+                    let span = (hi - lo + 1) as f64;
+                    let enc = (0..=(hi - lo))
+                        .map(|i| vec![(i as f64 + 0.5) / span])
+                        .collect();
+                    out.push((k, enc));
+                }
+                Param::Categorical { choices, .. } => {
+                    let n = choices.len();
+                    let enc = (0..n)
+                        .map(|j| (0..n).map(|i| if i == j { 1.0 } else { 0.0 }).collect())
+                        .collect();
+                    out.push((k, enc));
+                }
+                _ => {}
+            }
+            k += p.width();
+        }
+        out
     }
 
     /// Feature vector of candidate `index` (finite sets only).

@@ -6,6 +6,7 @@
 //! a model (agora-gp), an acquisition and a maximizer (agora-acq); it never re-implements
 //! them.
 
+pub mod discrete;
 mod history;
 pub mod standard;
 

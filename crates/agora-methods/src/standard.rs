@@ -1,6 +1,7 @@
 //! The plain strategies every user expects: random search, scrambled Sobol, and GP-based
 //! BO with LogEI / EI / PI / UCB / Thompson sampling.
 
+use crate::discrete::{Snapped, discrete_search};
 use crate::{History, Strategy};
 use agora_acq::analytic::{Analytic, AnalyticKind};
 use agora_acq::thompson::{RffSample, sample_argmax_finite};
@@ -303,13 +304,31 @@ impl GpBo {
                     .into_iter()
                     .collect();
                 let scales = gp.kernel().spectral(gp.dim()).map(|sp| sp.lengthscales);
+                let mask = self.h.space.continuous_mask();
+                if mask.iter().all(|c| *c) {
+                    let (x, _) = maximize_box(
+                        acq.as_ref(),
+                        &self.cfg.maximizer,
+                        &extra,
+                        scales.as_deref(),
+                        max_seed,
+                    )?;
+                    return Ok(Point::Unit(x));
+                }
+                let snapped = Snapped {
+                    inner: acq.as_ref(),
+                    space: &self.h.space,
+                    mask,
+                };
                 let (x, _) = maximize_box(
-                    acq.as_ref(),
+                    &snapped,
                     &self.cfg.maximizer,
                     &extra,
                     scales.as_deref(),
                     max_seed,
                 )?;
+                let x = self.h.space.canonicalize(&x)?;
+                let (x, _) = discrete_search(&snapped, &self.h.space, x, 5)?;
                 Ok(Point::Unit(x))
             }
         }
