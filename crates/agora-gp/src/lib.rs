@@ -6,12 +6,14 @@
 
 pub mod exact;
 pub mod kernel;
+pub mod preference;
 pub mod prior;
 
 pub use exact::{ExactGp, FitReport, GpConfig, Hyper};
 pub use kernel::{
     Kernel, ParamKind, Precomputed, Product, Scale, Spectral, Stationary, StationaryKind, Sum,
 };
+pub use preference::{Comparison, PrefConfig, PrefLikelihood, PreferenceGp};
 pub use prior::Prior;
 
 use faer::Mat;

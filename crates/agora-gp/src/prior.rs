@@ -26,6 +26,17 @@ pub enum Prior {
         /// Rate.
         beta: f64,
     },
+    /// GPyTorch's `SmoothedBoxPrior(a, b, sigma)`: flat on `[a, b]`, Gaussian tails of
+    /// width `sigma` outside; `log p = log N(dist; 0, sigma²) − log(1 + (b − a)/(√(2π) sigma))`
+    /// with `dist` the distance from θ to `[a, b]`.
+    SmoothedBox {
+        /// Lower end of the flat part.
+        a: f64,
+        /// Upper end of the flat part.
+        b: f64,
+        /// Tail width.
+        sigma: f64,
+    },
     /// Optuna's GPSampler heuristic prior on a lengthscale `l` through the inverse squared
     /// lengthscale `ι = 1/l²`: `log p = −(0.1/ι + 0.1·ι)` (unnormalized).
     OptunaInvSqLengthscale,
@@ -45,6 +56,28 @@ impl Prior {
             Prior::Gamma { alpha, beta } => {
                 let lp = alpha * beta.ln() - ln_gamma(alpha) + (alpha - 1.0) * p - beta * theta;
                 (lp, (alpha - 1.0) - beta * theta)
+            }
+            Prior::SmoothedBox { a, b, sigma } => {
+                let dist = if theta < a {
+                    a - theta
+                } else if theta > b {
+                    theta - b
+                } else {
+                    0.0
+                };
+                let ln_norm = -0.5 * (2.0 * std::f64::consts::PI).ln() - sigma.ln();
+                let lp = ln_norm
+                    - 0.5 * (dist / sigma).powi(2)
+                    - (1.0 + (b - a) / ((2.0 * std::f64::consts::PI).sqrt() * sigma)).ln();
+                // d dist / dθ = −1 below a, +1 above b.
+                let ddist = if theta < a {
+                    -1.0
+                } else if theta > b {
+                    1.0
+                } else {
+                    0.0
+                };
+                (lp, -(dist / (sigma * sigma)) * ddist * theta)
             }
             Prior::OptunaInvSqLengthscale => {
                 let iota = (-2.0 * p).exp();
@@ -73,6 +106,11 @@ impl Prior {
             Prior::LogNormal { mu, sigma } => Normal::new(mu, sigma).map_or(mu, |n| n.sample(rng)),
             Prior::Gamma { alpha, beta } => {
                 Gamma::new(alpha, 1.0 / beta).map_or(0.0, |g| g.sample(rng).max(1e-12).ln())
+            }
+            Prior::SmoothedBox { a, b, .. } => {
+                use rand::RngExt;
+                let (la, lb) = (a.max(1e-12).ln(), b.max(a * 1.0001).ln());
+                la + rng.random::<f64>() * (lb - la)
             }
             Prior::OptunaInvSqLengthscale | Prior::None => {
                 Normal::new(0.0, 1.0).map_or(0.0, |n| n.sample(rng))
@@ -140,6 +178,11 @@ mod tests {
                 beta: 2.7,
             },
             Prior::OptunaInvSqLengthscale,
+            Prior::SmoothedBox {
+                a: 0.5,
+                b: 2.0,
+                sigma: 0.3,
+            },
         ] {
             for p in [-2.0, -0.3, 0.4, 1.5] {
                 let h = 1e-6;

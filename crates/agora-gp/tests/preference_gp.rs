@@ -1,0 +1,401 @@
+//! The Laplace preference GP against independent references: the BoTorch / numpy fixtures
+//! of conformance/preference-gp, a brute-force optimizer, finite differences, and
+//! degenerate data.
+
+use agora_gp::kernel::{Kernel, Scale, Stationary, StationaryKind};
+use agora_gp::preference::merge_duplicates;
+use agora_gp::{Comparison, PrefConfig, PrefLikelihood, PreferenceGp};
+use faer::Mat;
+use std::path::PathBuf;
+
+fn conformance_dir() -> PathBuf {
+    std::env::var_os("AGORA_CONFORMANCE_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../conformance"),
+        PathBuf::from,
+    )
+}
+
+fn floats(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+fn rows(v: &serde_json::Value) -> Vec<Vec<f64>> {
+    v.as_array().unwrap().iter().map(floats).collect()
+}
+
+fn rbf(ls: &[f64], s: f64) -> Box<dyn Kernel> {
+    let mut k = Stationary::ard(StationaryKind::Rbf, ls.len(), 1.0);
+    k.set_params(&ls.iter().map(|l| l.ln()).collect::<Vec<_>>())
+        .unwrap();
+    Box::new(Scale::new(Box::new(k), s))
+}
+
+fn check(name: &str, actual: &[f64], expected: &[f64], abs: f64, rel: f64, out: &mut Vec<String>) {
+    assert_eq!(actual.len(), expected.len(), "{name}: length");
+    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
+        if (a - e).abs() > abs + rel * e.abs() {
+            out.push(format!("{name}[{i}]: {a} vs {e}"));
+        }
+    }
+}
+
+#[test]
+fn conformance_preference_gp_fixtures() {
+    let dir = conformance_dir().join("preference-gp");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no preference-gp fixtures in {}",
+        dir.display()
+    );
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for f in &files {
+        let c: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        let d = c["d"].as_u64().unwrap() as usize;
+        let x = agora_gp::rows_to_mat("datapoints", &rows(&c["datapoints"]), d).unwrap();
+        let xt = agora_gp::rows_to_mat("x_test", &rows(&c["x_test"]), d).unwrap();
+        let comps: Vec<Comparison> = rows(&c["comparisons"])
+            .iter()
+            .map(|p| Comparison::new(p[0] as usize, p[1] as usize))
+            .collect();
+        let kernel = rbf(
+            &floats(&c["kernel"]["lengthscales"]),
+            c["kernel"]["outputscale"].as_f64().unwrap(),
+        );
+        let (abs, rel) = (
+            c["tolerance"]["abs"].as_f64().unwrap(),
+            c["tolerance"]["rel"].as_f64().unwrap(),
+        );
+        let id = c["case_id"].as_str().unwrap_or("?").to_string();
+        let clamp = c["likelihood"]["z_clamp"].as_f64().unwrap();
+        // The pure probit (agora's default) against `expected_without_clamp` where present,
+        // and BoTorch's clamped probit against `expected` everywhere.
+        let mut runs = vec![(
+            PrefLikelihood::ProbitClamped(clamp),
+            &c["expected"],
+            "clamped",
+        )];
+        let pure = if c["expected_without_clamp"].is_object() {
+            &c["expected_without_clamp"]
+        } else {
+            &c["expected"]
+        };
+        runs.push((PrefLikelihood::Probit, pure, "probit"));
+        for (lik, exp, label) in runs {
+            let gp = PreferenceGp::new(x.clone(), comps.clone(), kernel.clone(), lik).unwrap();
+            let (m, v) = gp.predict(xt.as_ref()).unwrap();
+            let tag = format!("{id} {label}");
+            check(
+                &format!("{tag} utility"),
+                gp.utility(),
+                &floats(&exp["utility"]),
+                abs,
+                rel,
+                &mut failures,
+            );
+            check(
+                &format!("{tag} mean"),
+                &m,
+                &floats(&exp["mean"]),
+                abs,
+                rel,
+                &mut failures,
+            );
+            check(
+                &format!("{tag} variance"),
+                &v,
+                &floats(&exp["variance"]),
+                abs,
+                rel,
+                &mut failures,
+            );
+            let lml = exp["log_marginal_likelihood"].as_f64().unwrap();
+            check(
+                &format!("{tag} evidence"),
+                &[gp.log_evidence()],
+                &[lml],
+                abs,
+                rel,
+                &mut failures,
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0);
+    assert!(
+        failures.is_empty(),
+        "{} values off:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn toy() -> (Mat<f64>, Vec<Comparison>) {
+    let x = Mat::from_fn(6, 2, |i, j| {
+        ((i as f64 + 1.0) * if j == 0 { 0.37 } else { 0.71 }).fract()
+    });
+    let comps = vec![
+        Comparison::new(0, 1),
+        Comparison::new(2, 1),
+        Comparison::new(3, 4),
+        Comparison::new(4, 3),
+        Comparison::new(5, 0),
+        Comparison {
+            winner: 2,
+            loser: 5,
+            scale: 0.5,
+        },
+        Comparison::new(0, 1),
+    ];
+    (x, comps)
+}
+
+#[test]
+fn newton_mode_matches_a_brute_force_optimizer() {
+    // Minimize S(f) = ½ fᵀK⁻¹f − Σ log P by plain gradient descent with tiny steps
+    // (a different algorithm), from a different start.
+    let (x, comps) = toy();
+    for lik in [PrefLikelihood::Probit, PrefLikelihood::BradleyTerry] {
+        let k = rbf(&[0.4, 0.6], 1.3);
+        let gp = PreferenceGp::new(x.clone(), comps.clone(), k.clone(), lik).unwrap();
+        let kinv = agora_math::linalg::Cholesky::new(k.gram(x.as_ref()).as_ref())
+            .unwrap()
+            .inverse();
+        let logp = |d: f64, s: f64| match lik {
+            PrefLikelihood::BradleyTerry => -(-d / s).exp().ln_1p(),
+            _ => agora_math::special::log_ndtr(d / (std::f64::consts::SQRT_2 * s)),
+        };
+        let obj = |f: &[f64]| -> f64 {
+            let q: f64 = (0..6)
+                .map(|i| (0..6).map(|j| f[i] * kinv[(i, j)] * f[j]).sum::<f64>())
+                .sum();
+            0.5 * q
+                - comps
+                    .iter()
+                    .map(|c| logp(f[c.winner] - f[c.loser], c.scale))
+                    .sum::<f64>()
+        };
+        let mut f = vec![0.3; 6];
+        for _ in 0..200_000 {
+            let h = 1e-7;
+            let g: Vec<f64> = (0..6)
+                .map(|i| {
+                    let mut a = f.clone();
+                    a[i] += h;
+                    let mut b = f.clone();
+                    b[i] -= h;
+                    (obj(&a) - obj(&b)) / (2.0 * h)
+                })
+                .collect();
+            for i in 0..6 {
+                f[i] -= 2e-3 * g[i];
+            }
+        }
+        for (a, b) in gp.utility().iter().zip(&f) {
+            assert!(
+                (a - b).abs() < 1e-4,
+                "{lik:?}: newton {:?} vs descent {f:?}",
+                gp.utility()
+            );
+        }
+        assert!(obj(gp.utility()) <= obj(&f) + 1e-10);
+    }
+}
+
+#[test]
+fn evidence_gradient_matches_finite_differences() {
+    let (x, comps) = toy();
+    for lik in [
+        PrefLikelihood::Probit,
+        PrefLikelihood::BradleyTerry,
+        PrefLikelihood::ProbitClamped(3.0),
+    ] {
+        let k0 = rbf(&[0.4, 0.6], 1.3);
+        let p0 = k0.params();
+        let ev = |p: &[f64]| {
+            let mut k = k0.clone();
+            k.set_params(p).unwrap();
+            PreferenceGp::new(x.clone(), comps.clone(), k, lik).unwrap()
+        };
+        let g = ev(&p0).log_evidence_grad();
+        // The mode is exact only to round-off (~1e-9 in the evidence), so use moderate steps
+        // with Richardson extrapolation (error O(h⁴)) rather than tiny ones.
+        let central = |i: usize, h: f64| {
+            let mut a = p0.clone();
+            a[i] += h;
+            let mut b = p0.clone();
+            b[i] -= h;
+            (ev(&a).log_evidence() - ev(&b).log_evidence()) / (2.0 * h)
+        };
+        for i in 0..p0.len() {
+            let fd = (4.0 * central(i, 5e-4) - central(i, 1e-3)) / 3.0;
+            assert!(
+                (fd - g[i]).abs() < 1e-5 * (1.0 + fd.abs()),
+                "{lik:?} param {i}: fd {fd} vs {}",
+                g[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn predictive_gradients_and_joint_covariance_agree() {
+    let (x, comps) = toy();
+    let gp = PreferenceGp::new(x, comps, rbf(&[0.4, 0.6], 1.3), PrefLikelihood::Probit).unwrap();
+    let p = [0.3, 0.55];
+    let (m, v, dm, dv) = gp.predict_with_grad(&p).unwrap();
+    let pm = Mat::from_fn(1, 2, |_, j| p[j]);
+    let (m2, v2) = gp.predict(pm.as_ref()).unwrap();
+    let (_, c) = gp.predict_cov(pm.as_ref()).unwrap();
+    assert!(
+        (m - m2[0]).abs() < 1e-12 && (v - v2[0]).abs() < 1e-12 && (c[(0, 0)] - v).abs() < 1e-12
+    );
+    for j in 0..2 {
+        let h = 1e-6;
+        let mut a = p;
+        a[j] += h;
+        let mut b = p;
+        b[j] -= h;
+        let (ma, va, _, _) = gp.predict_with_grad(&a).unwrap();
+        let (mb, vb, _, _) = gp.predict_with_grad(&b).unwrap();
+        assert!(((ma - mb) / (2.0 * h) - dm[j]).abs() < 1e-6);
+        assert!(((va - vb) / (2.0 * h) - dv[j]).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn degenerate_data_gives_errors_or_sane_posteriors() {
+    let k = || rbf(&[0.5], 1.0);
+    let x = Mat::from_fn(2, 1, |i, _| i as f64 * 0.5);
+    // All-contradictory: a ≻ b and b ≻ a, 50 times each: equal utilities, finite evidence.
+    let mut comps = Vec::new();
+    for _ in 0..50 {
+        comps.push(Comparison::new(0, 1));
+        comps.push(Comparison::new(1, 0));
+    }
+    let gp = PreferenceGp::new(x.clone(), comps, k(), PrefLikelihood::Probit).unwrap();
+    assert!((gp.utility()[0] - gp.utility()[1]).abs() < 1e-9);
+    assert!(gp.log_evidence().is_finite());
+    // Many repeats of one comparison: finite utilities, winner above loser.
+    let gp = PreferenceGp::new(
+        x.clone(),
+        vec![Comparison::new(1, 0); 500],
+        k(),
+        PrefLikelihood::Probit,
+    )
+    .unwrap();
+    assert!(gp.utility()[1] > gp.utility()[0] && gp.utility().iter().all(|u| u.is_finite()));
+    // A single comparison.
+    let gp = PreferenceGp::new(
+        x.clone(),
+        vec![Comparison::new(0, 1)],
+        k(),
+        PrefLikelihood::BradleyTerry,
+    )
+    .unwrap();
+    let (m, v) = gp.predict(x.as_ref()).unwrap();
+    assert!(m[0] > m[1] && v.iter().all(|v| v.is_finite() && *v > 0.0));
+    // Self-comparison, unknown ids, NaN input, bad scale: clear errors.
+    let e = PreferenceGp::new(
+        x.clone(),
+        vec![Comparison::new(1, 1)],
+        k(),
+        PrefLikelihood::Probit,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("comparisons[0]") && e.to_string().contains("itself"),
+        "{e}"
+    );
+    let e = PreferenceGp::new(
+        x.clone(),
+        vec![Comparison::new(0, 7)],
+        k(),
+        PrefLikelihood::Probit,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("comparisons[0].loser"), "{e}");
+    let e = PreferenceGp::new(x.clone(), vec![], k(), PrefLikelihood::Probit).unwrap_err();
+    assert!(e.to_string().contains("comparisons"), "{e}");
+    let nan = Mat::from_fn(2, 1, |i, _| if i == 1 { f64::NAN } else { 0.0 });
+    let e = PreferenceGp::new(
+        nan,
+        vec![Comparison::new(0, 1)],
+        k(),
+        PrefLikelihood::Probit,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("points[1][0]"), "{e}");
+    let e = PreferenceGp::new(
+        x.clone(),
+        vec![Comparison {
+            winner: 0,
+            loser: 1,
+            scale: -1.0,
+        }],
+        k(),
+        PrefLikelihood::Probit,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("scale"), "{e}");
+    let e = gp
+        .predict(Mat::from_fn(1, 2, |_, _| 0.0).as_ref())
+        .unwrap_err();
+    assert!(e.to_string().contains("columns"), "{e}");
+    // Duplicates within 1e-4 merge; a comparison that becomes a self-comparison is rejected.
+    let (u, c, map) = merge_duplicates(
+        &[vec![0.2], vec![0.20005], vec![0.9]],
+        &[Comparison::new(0, 2), Comparison::new(1, 0)],
+        1e-4,
+    );
+    assert_eq!(u.len(), 2);
+    assert_eq!(map, vec![0, 0, 1]);
+    let x2 = agora_gp::rows_to_mat("points", &u, 1).unwrap();
+    assert!(
+        PreferenceGp::new(x2, c, k(), PrefLikelihood::Probit)
+            .unwrap_err()
+            .to_string()
+            .contains("itself")
+    );
+}
+
+#[test]
+fn fitting_hyperparameters_increases_the_evidence() {
+    let (x, comps) = toy();
+    let cfg = PrefConfig::botorch();
+    let start = PreferenceGp::new(
+        x.clone(),
+        comps.clone(),
+        cfg.build_kernel(2),
+        cfg.likelihood,
+    )
+    .unwrap();
+    let (gp, rep) = PreferenceGp::fit(x, comps, &cfg, None).unwrap();
+    assert!(rep.evals > 0);
+    // The fitted loss is no worse than the start's (evidence + priors).
+    let prior = |k: &dyn Kernel| -> f64 {
+        let p = k.params();
+        cfg.outputscale_prior.log_density_grad(p[0]).0
+            + p[1..]
+                .iter()
+                .map(|q| cfg.lengthscale_prior.log_density_grad(*q).0)
+                .sum::<f64>()
+    };
+    let l0 = -(start.log_evidence() + prior(start.kernel()));
+    let l1 = -(gp.log_evidence() + prior(gp.kernel()));
+    assert!(
+        (l1 - rep.loss).abs() < 1e-9 && l1 <= l0 + 1e-12,
+        "{l1} vs start {l0}"
+    );
+}
