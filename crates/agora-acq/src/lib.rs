@@ -5,6 +5,7 @@
 
 pub mod analytic;
 pub mod maximize;
+pub mod preference;
 pub mod thompson;
 
 use agora_core::Result;
@@ -22,6 +23,18 @@ pub trait Model: Sync {
     fn predict(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Vec<f64>)>;
     /// `(μ, σ², ∇μ, ∇σ²)` at one point.
     fn predict_with_grad(&self, x: &[f64]) -> Result<(f64, f64, Vec<f64>, Vec<f64>)>;
+}
+
+impl Model for agora_gp::PreferenceGp {
+    fn dim(&self) -> usize {
+        agora_gp::PreferenceGp::dim(self)
+    }
+    fn predict(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Vec<f64>)> {
+        agora_gp::PreferenceGp::predict(self, xs)
+    }
+    fn predict_with_grad(&self, x: &[f64]) -> Result<(f64, f64, Vec<f64>, Vec<f64>)> {
+        agora_gp::PreferenceGp::predict_with_grad(self, x)
+    }
 }
 
 impl Model for agora_gp::ExactGp {

@@ -39,6 +39,14 @@ pub enum QueryKind {
         /// The points to evaluate.
         points: Vec<Point>,
     },
+    /// Ask which of the points is best: a pairwise comparison for two points, a best-of-k
+    /// choice for more.
+    Compare {
+        /// The options shown (at least two).
+        points: Vec<Point>,
+        /// Who should answer (None: whoever the study's rater is).
+        rater: Option<String>,
+    },
 }
 
 /// What came back for a query.
@@ -59,6 +67,18 @@ pub enum AnswerKind {
     Values {
         /// The values, in query order.
         values: Vec<f64>,
+    },
+    /// The option preferred among those shown.
+    Choice {
+        /// Index of the preferred option within the query's points.
+        winner: usize,
+        /// Who answered.
+        rater: Option<String>,
+    },
+    /// "Can't tell": no option preferred.
+    Tie {
+        /// Who answered.
+        rater: Option<String>,
     },
 }
 
@@ -91,6 +111,28 @@ impl Answer {
                 }
                 crate::check_finite_slice("values", values)
             }
+            (QueryKind::Compare { points, .. }, AnswerKind::Choice { winner, .. }) => {
+                if *winner >= points.len() {
+                    return Err(Error::invalid(
+                        "winner",
+                        format!(
+                            "must index one of the {} options shown (0..{}), got {winner}",
+                            points.len(),
+                            points.len()
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            (QueryKind::Compare { .. }, AnswerKind::Tie { .. }) => Ok(()),
+            (QueryKind::Evaluate { .. }, _) => Err(Error::invalid(
+                "answer",
+                "an evaluation query needs `values`",
+            )),
+            (QueryKind::Compare { .. }, _) => Err(Error::invalid(
+                "answer",
+                "a comparison query needs a `choice` (winner index) or a `tie`",
+            )),
         }
     }
 }

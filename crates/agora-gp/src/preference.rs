@@ -563,6 +563,82 @@ impl PreferenceGp {
         Ok((mu, var.max(0.0), dmu, dvar))
     }
 
+    /// Joint moments of the utility at two points with their input gradients (what EUBO
+    /// and BALD need). Gradients are with respect to each point's own coordinates.
+    pub fn pair_moments(&self, x0: &[f64], x1: &[f64]) -> Result<PairMoments> {
+        let d = self.dim();
+        for (name, x) in [("x0", x0), ("x1", x1)] {
+            if x.len() != d {
+                return Err(Error::dim(name, d, x.len()));
+            }
+            agora_core::check_finite_slice(name, x)?;
+        }
+        let n = self.x.nrows();
+        let pts = [x0, x1];
+        let mut a = Vec::with_capacity(2); // K⁻¹ k_i
+        let mut kb = Vec::with_capacity(2); // K⁻¹ A⁻¹ K⁻¹ k_i
+        let mut kv = Vec::with_capacity(2);
+        let mut dk = Vec::with_capacity(2);
+        for x in pts {
+            let xm = Mat::from_fn(1, d, |_, j| x[j]);
+            let k = self.kernel.cross(self.x.as_ref(), xm.as_ref());
+            let kk: Vec<f64> = (0..n).map(|i| k[(i, 0)]).collect();
+            let ai = self.chol_k.solve_vec(&kk);
+            let bi = self.chol_a.solve_vec(&ai);
+            kb.push(self.chol_k.solve_vec(&bi));
+            a.push(ai);
+            kv.push(kk);
+            dk.push(self.kernel.grad_x(x, self.x.as_ref()));
+        }
+        let dot = |p: &[f64], q: &[f64]| p.iter().zip(q).map(|(u, v)| u * v).sum::<f64>();
+        let x0m = Mat::from_fn(1, d, |_, j| x0[j]);
+        let x1m = Mat::from_fn(1, d, |_, j| x1[j]);
+        let k01 = self.kernel.cross(x0m.as_ref(), x1m.as_ref())[(0, 0)];
+        let kss = [
+            self.kernel.diag(x0m.as_ref())[0],
+            self.kernel.diag(x1m.as_ref())[0],
+        ];
+        // cov_ij = k(x_i, x_j) − k_iᵀ K⁻¹ k_j + (K⁻¹k_i)ᵀ A⁻¹ (K⁻¹k_j); A⁻¹K⁻¹k_j = K (K⁻¹A⁻¹K⁻¹k_j).
+        let cov = |i: usize, j: usize, kij: f64| kij - dot(&kv[i], &a[j]) + dot(&kv[i], &kb[j]);
+        let c = [
+            [cov(0, 0, kss[0]), cov(0, 1, k01)],
+            [cov(1, 0, k01), cov(1, 1, kss[1])],
+        ];
+        let m = [
+            self.mean0 + dot(&kv[0], &self.alpha),
+            self.mean0 + dot(&kv[1], &self.alpha),
+        ];
+        // ∂/∂x_i of k_iᵀ v is dk_iᵀ v.
+        let grad = |i: usize, v: &[f64]| -> Vec<f64> {
+            (0..d)
+                .map(|j| (0..n).map(|r| dk[i][(r, j)] * v[r]).sum())
+                .collect()
+        };
+        let diff =
+            |p: &[f64], q: &[f64]| -> Vec<f64> { p.iter().zip(q).map(|(u, v)| u - v).collect() };
+        let dk01_0 = self.kernel.grad_x(x0, x1m.as_ref());
+        let dk01_1 = self.kernel.grad_x(x1, x0m.as_ref());
+        let self0 = self.kernel.diag_grad_x(x0);
+        let self1 = self.kernel.diag_grad_x(x1);
+        let g00 = grad(0, &diff(&kb[0], &a[0]));
+        let g11 = grad(1, &diff(&kb[1], &a[1]));
+        let g01_0 = grad(0, &diff(&kb[1], &a[1]));
+        let g01_1 = grad(1, &diff(&kb[0], &a[0]));
+        Ok(PairMoments {
+            mean: m,
+            cov: c,
+            dmean: [grad(0, &self.alpha), grad(1, &self.alpha)],
+            dvar: [
+                (0..d).map(|j| self0[j] + 2.0 * g00[j]).collect(),
+                (0..d).map(|j| self1[j] + 2.0 * g11[j]).collect(),
+            ],
+            dcov: [
+                (0..d).map(|j| dk01_0[(0, j)] + g01_0[j]).collect(),
+                (0..d).map(|j| dk01_1[(0, j)] + g01_1[j]).collect(),
+            ],
+        })
+    }
+
     /// Gradient of [`PreferenceGp::log_evidence`] in the kernel's log-hyperparameters,
     /// including the implicit dependence of the mode on them.
     pub fn log_evidence_grad(&self) -> Vec<f64> {
@@ -598,6 +674,22 @@ impl PreferenceGp {
         });
         self.kernel.grad_contract(self.x.as_ref(), mmat.as_ref())
     }
+}
+
+/// Joint utility moments at a pair of points, with gradients (see
+/// [`PreferenceGp::pair_moments`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairMoments {
+    /// Posterior means `[m₀, m₁]`.
+    pub mean: [f64; 2],
+    /// Joint covariance.
+    pub cov: [[f64; 2]; 2],
+    /// `∂mᵢ/∂xᵢ`.
+    pub dmean: [Vec<f64>; 2],
+    /// `∂cov_ii/∂xᵢ`.
+    pub dvar: [Vec<f64>; 2],
+    /// `∂cov₀₁/∂x₀` and `∂cov₀₁/∂x₁`.
+    pub dcov: [Vec<f64>; 2],
 }
 
 /// How a [`PreferenceGp`]'s hyperparameters are fitted: maximize log evidence plus log
