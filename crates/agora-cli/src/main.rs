@@ -79,6 +79,21 @@ enum Bench {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Preferential BO loop on Branin and Hartmann6 (RESULTS.md §2).
+    Pbo {
+        /// agora method to run.
+        #[arg(long, default_value = "pbo-eubo")]
+        method: String,
+        /// Seeds (0..N).
+        #[arg(long, default_value_t = 5)]
+        seeds: u64,
+        /// Folder with fresh anchor results (pbo_loop.json); default: the recorded copy.
+        #[arg(long)]
+        anchors: Option<PathBuf>,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Standard BO loop on Hartmann6 (RESULTS.md §3).
     Bo {
         /// agora methods to run.
@@ -166,6 +181,18 @@ fn main() -> Result<()> {
             } => {
                 let rows = agora_study::bench::exact_gp(&ns, repeats, anchors.as_deref())?;
                 println!("{}", agora_study::bench::exact_gp_table(&rows));
+                if let Some(p) = json {
+                    write_json(&p, &rows)?;
+                }
+            }
+            Bench::Pbo {
+                method,
+                seeds,
+                anchors,
+                json,
+            } => {
+                let rows = agora_study::bench::pbo(&method, seeds, anchors.as_deref())?;
+                println!("{}", agora_study::bench::pbo_table(&rows));
                 if let Some(p) = json {
                     write_json(&p, &rows)?;
                 }

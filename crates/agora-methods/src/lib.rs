@@ -8,9 +8,11 @@
 
 pub mod discrete;
 mod history;
+pub mod pbo;
 pub mod standard;
 
 pub use history::History;
+pub use pbo::{PairRule, Pbo, PboConfig};
 pub use standard::{
     GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq, by_name, method_names,
 };

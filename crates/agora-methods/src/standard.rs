@@ -400,6 +400,21 @@ pub fn by_name(name: &str, space: Space, seed: u64) -> Result<Box<dyn Strategy>>
             cfg.warm_start = false;
             Ok(Box::new(GpBo::new(space, cfg, seed)?))
         }
+        "pbo-eubo" => Ok(Box::new(crate::Pbo::new(
+            space,
+            crate::PboConfig::new(crate::PairRule::Eubo),
+            seed,
+        )?)),
+        "pbo-bald" => Ok(Box::new(crate::Pbo::new(
+            space,
+            crate::PboConfig::new(crate::PairRule::Bald),
+            seed,
+        )?)),
+        "pbo-winner" => Ok(Box::new(crate::Pbo::new(
+            space,
+            crate::PboConfig::new(crate::PairRule::WinnerVsEubo),
+            seed,
+        )?)),
         _ => Err(Error::unknown("method", name, method_names())),
     }
 }

@@ -8,4 +8,4 @@ pub mod functions;
 mod oracle;
 
 pub use functions::{TestFunction, by_name};
-pub use oracle::{Oracle, Problem};
+pub use oracle::{Oracle, Problem, RaterModel};

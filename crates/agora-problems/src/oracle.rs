@@ -39,12 +39,39 @@ impl Problem {
     }
 }
 
-/// Answers evaluation queries on a [`Problem`], optionally with Gaussian observation noise
-/// (seeded: the same seed and queries give the same answers).
+/// How a simulated person compares options with true utilities `f`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RaterModel {
+    /// Thurstone / probit: each utility is seen with independent `N(0, sigma²)` noise, the
+    /// best seen wins; for a pair, `P(0 wins) = Φ((f₀ − f₁)/(√2 sigma))`.
+    Probit {
+        /// Noise standard deviation.
+        sigma: f64,
+    },
+    /// Bradley–Terry / Plackett–Luce: `P(i wins) ∝ exp(f_i / sigma)`; for a pair,
+    /// `sigmoid((f₀ − f₁)/sigma)`.
+    BradleyTerry {
+        /// Temperature.
+        sigma: f64,
+    },
+}
+
+impl RaterModel {
+    fn sigma(&self) -> f64 {
+        match *self {
+            RaterModel::Probit { sigma } | RaterModel::BradleyTerry { sigma } => sigma,
+        }
+    }
+}
+
+/// Answers queries on a [`Problem`] as a simulated person would: evaluations (optionally
+/// with Gaussian observation noise) and comparisons (with a [`RaterModel`]). Seeded: the
+/// same seed and queries give the same answers.
 #[derive(Debug)]
 pub struct Oracle {
     problem: Problem,
     noise_std: f64,
+    rater: RaterModel,
     rng: ChaCha8Rng,
 }
 
@@ -60,8 +87,90 @@ impl Oracle {
         Ok(Oracle {
             problem,
             noise_std,
+            rater: RaterModel::Probit { sigma: 1e-12 },
             rng: ChaCha8Rng::seed_from_u64(seed),
         })
+    }
+
+    /// An oracle that answers comparisons with `rater` (evaluations stay exact).
+    pub fn with_rater(problem: Problem, rater: RaterModel, seed: u64) -> Result<Oracle> {
+        let mut o = Oracle::new(problem, 0.0, seed)?;
+        o.set_rater(rater)?;
+        Ok(o)
+    }
+
+    /// Answer comparisons with `rater` from now on.
+    pub fn set_rater(&mut self, rater: RaterModel) -> Result<()> {
+        let s = rater.sigma();
+        if !(s.is_finite() && s > 0.0) {
+            return Err(Error::invalid(
+                "rater.sigma",
+                format!("must be a positive finite number, got {s}"),
+            ));
+        }
+        self.rater = rater;
+        Ok(())
+    }
+
+    /// The true utilities of query points.
+    fn values(&self, points: &[Point]) -> Result<Vec<f64>> {
+        points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match p {
+                Point::Unit(u) => self.problem.value_at_unit(u),
+                Point::Index(_) => Err(Error::invalid(
+                    format!("points[{i}]"),
+                    "a test-function oracle evaluates unit-cube points, not candidate indices",
+                )),
+            })
+            .collect()
+    }
+
+    /// The winner among options with utilities `f`: for a pair one uniform draw `u` and
+    /// option 0 wins iff `u < P(0 wins)` (the rule of ../shared/anchors/RESULTS.md §2).
+    fn choose(&mut self, f: &[f64]) -> Result<usize> {
+        use rand::RngExt;
+        if f.len() < 2 {
+            return Err(Error::invalid(
+                "points",
+                "a comparison needs at least two options",
+            ));
+        }
+        let sigma = self.rater.sigma();
+        if f.len() == 2 {
+            let d = f[0] - f[1];
+            let p0 = match self.rater {
+                RaterModel::Probit { .. } => {
+                    agora_math::special::norm_cdf(d / (std::f64::consts::SQRT_2 * sigma))
+                }
+                RaterModel::BradleyTerry { .. } => 1.0 / (1.0 + (-d / sigma).exp()),
+            };
+            let u: f64 = self.rng.random();
+            return Ok(if u < p0 { 0 } else { 1 });
+        }
+        let noisy: Vec<f64> = match self.rater {
+            RaterModel::Probit { .. } => {
+                let n = Normal::new(0.0, sigma)
+                    .map_err(|e| Error::invalid("rater.sigma", e.to_string()))?;
+                f.iter().map(|v| v + n.sample(&mut self.rng)).collect()
+            }
+            // Gumbel-max: argmax of f/σ + Gumbel noise samples softmax(f/σ).
+            RaterModel::BradleyTerry { .. } => f
+                .iter()
+                .map(|v| {
+                    let u: f64 = self.rng.random::<f64>().max(1e-300);
+                    v / sigma - (-u.ln()).ln()
+                })
+                .collect(),
+        };
+        Ok(noisy
+            .iter()
+            .enumerate()
+            .fold((0, f64::NEG_INFINITY), |(bi, bv), (i, &v)| {
+                if v > bv { (i, v) } else { (bi, bv) }
+            })
+            .0)
     }
 
     /// The problem answered.
@@ -92,6 +201,17 @@ impl Oracle {
                 Ok(Answer {
                     query_id: query.id,
                     kind: AnswerKind::Values { values },
+                })
+            }
+            QueryKind::Compare { points, rater } => {
+                let f = self.values(points)?;
+                let winner = self.choose(&f)?;
+                Ok(Answer {
+                    query_id: query.id,
+                    kind: AnswerKind::Choice {
+                        winner,
+                        rater: rater.clone(),
+                    },
                 })
             }
             #[allow(unreachable_patterns)]

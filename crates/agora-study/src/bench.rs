@@ -339,3 +339,159 @@ pub fn bo_table(rows: &[BoRow]) -> String {
     }
     s
 }
+
+const ANCHOR_PBO: &str = include_str!("../../../data/anchor-results/pbo_loop.json");
+
+/// One problem of the PBO benchmark.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PboRow {
+    /// Problem.
+    pub problem: String,
+    /// Method (agora name or the anchor's).
+    pub method: String,
+    /// Seeds.
+    pub seeds: usize,
+    /// Median fit seconds at queried pairs 1, 10, 20, 40.
+    pub fit_s: [f64; 4],
+    /// Median acquisition seconds at queried pairs 1, 10, 20, 40.
+    pub acq_s: [f64; 4],
+    /// Final regret mean.
+    pub final_regret_mean: f64,
+    /// Its standard error.
+    pub final_regret_se: f64,
+    /// Final regret per seed.
+    pub final_regret_per_seed: Vec<f64>,
+}
+
+/// `agora bench pbo`: RESULTS.md §2 (Branin and Hartmann6, 2d + 2 random initial pairs,
+/// 40 EUBO pairs, probit rater with σ = 0.1 × the objective's range, recommendation = the
+/// compared point with the highest posterior mean), beside BoTorch's PairwiseGP + EUBO.
+pub fn pbo(method: &str, seeds: u64, anchors: Option<&Path>) -> Result<Vec<PboRow>> {
+    const AT: [usize; 4] = [1, 10, 20, 40];
+    let anchor = load_anchor(anchors, "pbo_loop.json", ANCHOR_PBO)?;
+    let mut rows = Vec::new();
+    for (problem, d) in [("branin", 2usize), ("hartmann6", 6)] {
+        let n_init = 2 * d + 2;
+        let mut fits = vec![Vec::new(); 4];
+        let mut acqs = vec![Vec::new(); 4];
+        let mut finals = Vec::new();
+        for s in 0..seeds {
+            let recs = crate::runner::run_one_with(method, problem, s, n_init + 40, 0.0, 0.1)?;
+            for (k, t) in AT.iter().enumerate() {
+                // Queried pair t is asked at record n_init + t − 1, after the fit done when
+                // record n_init + t − 2 was told.
+                fits[k].push(recs[n_init + t - 2].tell_seconds);
+                acqs[k].push(recs[n_init + t - 1].ask_seconds);
+            }
+            finals.push(recs.last().map_or(f64::NAN, |r| r.regret));
+        }
+        let (m, se) = mean_se(&finals);
+        let med = |v: &Vec<Vec<f64>>| [median(&v[0]), median(&v[1]), median(&v[2]), median(&v[3])];
+        rows.push(PboRow {
+            problem: problem.into(),
+            method: method.into(),
+            seeds: seeds as usize,
+            fit_s: med(&fits),
+            acq_s: med(&acqs),
+            final_regret_mean: m,
+            final_regret_se: se,
+            final_regret_per_seed: finals,
+        });
+        let a = &anchor["problems"][problem];
+        if a["final_regret_mean"].is_number() {
+            let g = |k: &str| a[k].as_f64().unwrap_or(f64::NAN);
+            let per: Vec<f64> = a["runs"]
+                .as_array()
+                .map(|runs| {
+                    runs.iter()
+                        .filter_map(|r| {
+                            r["regret"]
+                                .as_array()
+                                .and_then(|v| v.last())
+                                .and_then(|x| x.as_f64())
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            rows.push(PboRow {
+                problem: problem.into(),
+                method: "BoTorch PairwiseGP+EUBO (anchor)".into(),
+                seeds: a["n_seeds"].as_u64().unwrap_or(0) as usize,
+                fit_s: [
+                    g("median_fit_s_it1"),
+                    g("median_fit_s_it10"),
+                    g("median_fit_s_it20"),
+                    g("median_fit_s_it40"),
+                ],
+                acq_s: [
+                    g("median_acq_s_it1"),
+                    g("median_acq_s_it10"),
+                    g("median_acq_s_it20"),
+                    g("median_acq_s_it40"),
+                ],
+                final_regret_mean: g("final_regret_mean"),
+                final_regret_se: g("final_regret_se"),
+                final_regret_per_seed: per,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The PBO benchmark as a markdown table with per-iteration speed-ups.
+pub fn pbo_table(rows: &[PboRow]) -> String {
+    let mut s = String::from(
+        "| problem | method | seeds | fit+acq s @1 / @10 / @20 / @40 | final regret (mean ± SE) | per seed |\n|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let it: Vec<String> = (0..4)
+            .map(|k| format!("{:.4}", r.fit_s[k] + r.acq_s[k]))
+            .collect();
+        let per: Vec<String> = r
+            .final_regret_per_seed
+            .iter()
+            .map(|v| format!("{v:.3}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {:.3} ± {:.3} | {} |",
+            r.problem,
+            r.method,
+            r.seeds,
+            it.join(" / "),
+            r.final_regret_mean,
+            r.final_regret_se,
+            per.join(", ")
+        );
+    }
+    for p in ["branin", "hartmann6"] {
+        let ours = rows
+            .iter()
+            .find(|r| r.problem == p && !r.method.contains("(anchor)"));
+        let theirs = rows
+            .iter()
+            .find(|r| r.problem == p && r.method.contains("(anchor)"));
+        if let (Some(a), Some(b)) = (ours, theirs) {
+            let ratio: Vec<String> = (0..4)
+                .map(|k| {
+                    format!(
+                        "{:.0}x",
+                        (b.fit_s[k] + b.acq_s[k]) / (a.fit_s[k] + a.acq_s[k])
+                    )
+                })
+                .collect();
+            let beat = a
+                .final_regret_per_seed
+                .iter()
+                .filter(|v| **v <= b.final_regret_mean)
+                .count();
+            let _ = writeln!(
+                s,
+                "\n{p}: agora is {} faster per iteration (@1/@10/@20/@40); {beat} of {} seeds at or below BoTorch's mean final regret",
+                ratio.join(" / "),
+                a.seeds
+            );
+        }
+    }
+    s
+}

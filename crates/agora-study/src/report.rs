@@ -56,7 +56,7 @@ pub struct Summary {
     pub regret_mean: Vec<f64>,
     /// Standard error of the regret after each evaluation.
     pub regret_se: Vec<f64>,
-    /// Median wall seconds per `ask`.
+    /// Median wall seconds per query (`ask` + `tell`).
     pub median_ask_seconds: f64,
 }
 
@@ -98,7 +98,11 @@ pub fn summarize(records: &[Record]) -> Vec<Summary> {
                 .filter_map(|v| v.last().map(|r| r.regret))
                 .collect();
             let (fm, fs) = mean_se(&finals);
-            let asks: Vec<f64> = runs.values().flatten().map(|r| r.ask_seconds).collect();
+            let asks: Vec<f64> = runs
+                .values()
+                .flatten()
+                .map(|r| r.ask_seconds + r.tell_seconds)
+                .collect();
             Summary {
                 problem: key.0.clone(),
                 method: key.1.clone(),
@@ -117,7 +121,7 @@ pub fn summarize(records: &[Record]) -> Vec<Summary> {
 /// A markdown table of final regrets, one row per (problem, method).
 pub fn markdown_table(summaries: &[Summary]) -> String {
     let mut s = String::from(
-        "| problem | method | seeds | budget | final regret (mean ± SE) | median ask (ms) |\n|---|---|---|---|---|---|\n",
+        "| problem | method | seeds | budget | final regret (mean ± SE) | median ms / query |\n|---|---|---|---|---|---|\n",
     );
     for m in summaries {
         let _ = writeln!(
@@ -152,24 +156,32 @@ pub fn write_file(path: &Path, contents: &str) -> Result<()> {
 pub fn write_outputs(dir: &Path, records: &[Record], summaries: &[Summary]) -> Result<Vec<String>> {
     let mut files = Vec::new();
     let mut jsonl = String::new();
-    let mut csv = String::from("method,problem,seed,iter,y,f,best_f,regret,ask_seconds,x\n");
+    let mut csv = String::from(
+        "method,problem,seed,iter,answer,recommended_f,regret,ask_seconds,tell_seconds,points\n",
+    );
     for r in records {
         jsonl.push_str(&serde_json::to_string(r).map_err(|e| Error::Numerical(e.to_string()))?);
         jsonl.push('\n');
-        let x: Vec<String> = r.x.iter().map(|v| format!("{v}")).collect();
+        let fmt = |v: &[f64]| {
+            v.iter()
+                .map(|x| format!("{x}"))
+                .collect::<Vec<_>>()
+                .join(";")
+        };
+        let pts: Vec<String> = r.points.iter().map(|p| fmt(p)).collect();
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{},{},{},\"{}\"",
+            "{},{},{},{},\"{}\",{},{},{},{},\"{}\"",
             r.method,
             r.problem,
             r.seed,
             r.iter,
-            r.y,
-            r.f,
-            r.best_f,
+            fmt(&r.answer),
+            r.recommended_f,
             r.regret,
             r.ask_seconds,
-            x.join(";")
+            r.tell_seconds,
+            pts.join("|")
         );
     }
     for (name, body) in [

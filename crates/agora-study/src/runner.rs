@@ -2,7 +2,7 @@
 
 use agora_core::{AnswerKind, Error, Point, QueryKind, Result};
 use agora_methods::Strategy;
-use agora_problems::{Oracle, Problem};
+use agora_problems::{Oracle, Problem, RaterModel};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -54,7 +54,7 @@ impl RunSpec {
     }
 }
 
-/// One evaluation of one run.
+/// One answered query of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// Method name.
@@ -63,21 +63,24 @@ pub struct Record {
     pub problem: String,
     /// Seed.
     pub seed: u64,
-    /// Evaluation index (0-based).
+    /// Query index (0-based).
     pub iter: usize,
-    /// The point in user units.
-    pub x: Vec<f64>,
-    /// Observed value (with noise, if any).
-    pub y: f64,
-    /// Noiseless value at the point.
-    pub f: f64,
-    /// Best noiseless value among the points evaluated so far.
-    pub best_f: f64,
-    /// Simple regret: optimum − best_f.
+    /// The points asked about, in user units.
+    pub points: Vec<Vec<f64>>,
+    /// The answer: observed values for evaluations, `[winner index]` for comparisons,
+    /// `[]` for a tie.
+    pub answer: Vec<f64>,
+    /// The strategy's recommendation after this answer, in user units.
+    pub recommended: Vec<f64>,
+    /// Noiseless objective at the recommendation.
+    pub recommended_f: f64,
+    /// Simple regret of the recommendation: optimum − `recommended_f` (≥ 0).
     pub regret: f64,
-    /// Wall seconds the strategy spent in `ask` (not deterministic; excluded from
-    /// reproducibility comparisons).
+    /// Wall seconds in `ask` (acquisition); not deterministic.
     pub ask_seconds: f64,
+    /// Wall seconds in `tell` (model refit, for strategies that fit on tell); not
+    /// deterministic.
+    pub tell_seconds: f64,
 }
 
 /// A per-run seed that depends on the method and problem names too, so runs in a grid are
@@ -91,7 +94,25 @@ pub fn run_seed(seed: u64, method: &str, problem: &str) -> u64 {
     agora_math::rng::derive_seed(seed, &[h(method), h(problem)])
 }
 
-/// Run one method on one problem for `budget` evaluations.
+/// The spread (max − min) of a problem's objective over 10,000 seeded uniform points: the
+/// scale of a simulated person's comparison noise (RESULTS.md §2 uses 0.1 × this).
+pub fn value_range(problem: &Problem) -> Result<f64> {
+    use rand::RngExt;
+    let mut rng = agora_math::rng::stream(12345, &[]);
+    let d = problem.space.dim();
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for _ in 0..10_000 {
+        let u: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
+        let v = problem.value_at_unit(&u)?;
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    Ok(hi - lo)
+}
+
+/// Run one method on one problem for `budget` answered queries. Evaluation queries get
+/// values with `N(0, noise_std²)` noise; comparison queries are answered by a probit rater
+/// with noise `rater_frac × value_range(problem)`.
 pub fn run_one(
     method: &str,
     problem: &str,
@@ -99,51 +120,77 @@ pub fn run_one(
     budget: usize,
     noise_std: f64,
 ) -> Result<Vec<Record>> {
+    run_one_with(method, problem, seed, budget, noise_std, 0.1)
+}
+
+/// [`run_one`] with an explicit rater noise fraction.
+pub fn run_one_with(
+    method: &str,
+    problem: &str,
+    seed: u64,
+    budget: usize,
+    noise_std: f64,
+    rater_frac: f64,
+) -> Result<Vec<Record>> {
     let prob = Problem::by_name(problem)?;
     let space = prob.space.clone();
     let opt = prob.function.optimum_value();
     let rs = run_seed(seed, method, problem);
     let mut strategy: Box<dyn Strategy> = agora_methods::by_name(method, space.clone(), rs)?;
-    let mut oracle = Oracle::new(
-        prob,
-        noise_std,
-        agora_math::rng::derive_seed(rs, &[u64::MAX]),
-    )?;
+    let oracle_seed = agora_math::rng::derive_seed(rs, &[u64::MAX]);
+    let sigma = rater_frac * value_range(&prob)?;
+    let scorer = Problem::by_name(problem)?;
+    let mut oracle = Oracle::new(prob, noise_std, oracle_seed)?;
+    if sigma > 0.0 {
+        oracle.set_rater(RaterModel::Probit { sigma })?;
+    }
     let mut out = Vec::with_capacity(budget);
-    let mut best_f = f64::NEG_INFINITY;
     for iter in 0..budget {
         let t = Instant::now();
         let q = strategy.ask()?;
         let ask_seconds = t.elapsed().as_secs_f64();
         let answer = oracle.answer(&q)?;
-        let QueryKind::Evaluate { points } = &q.kind else {
-            return Err(Error::State(
-                "the runner handles evaluation queries only".into(),
-            ));
+        let points = match &q.kind {
+            QueryKind::Evaluate { points } | QueryKind::Compare { points, .. } => points,
+            #[allow(unreachable_patterns)]
+            _ => {
+                return Err(Error::State(
+                    "the runner handles evaluations and comparisons".into(),
+                ));
+            }
         };
-        let AnswerKind::Values { values } = &answer.kind else {
-            return Err(Error::State("oracle returned no values".into()));
+        let user: Vec<Vec<f64>> = points
+            .iter()
+            .map(|p| match p {
+                Point::Unit(u) => space.to_user_reals(u),
+                Point::Index(_) => Err(Error::State("benchmark problems are boxes".into())),
+            })
+            .collect::<Result<_>>()?;
+        let ans = match &answer.kind {
+            AnswerKind::Values { values } => values.clone(),
+            AnswerKind::Choice { winner, .. } => vec![*winner as f64],
+            _ => Vec::new(),
         };
-        for (p, &y) in points.iter().zip(values) {
-            let Point::Unit(u) = p else {
-                return Err(Error::State("benchmark problems are boxes".into()));
-            };
-            let f = oracle.problem().value_at_unit(u)?;
-            best_f = best_f.max(f);
-            out.push(Record {
-                method: method.to_string(),
-                problem: problem.to_string(),
-                seed,
-                iter,
-                x: space.to_user_reals(u)?,
-                y,
-                f,
-                best_f,
-                regret: (opt - best_f).max(0.0),
-                ask_seconds,
-            });
-        }
+        let t = Instant::now();
         strategy.tell(&answer)?;
+        let tell_seconds = t.elapsed().as_secs_f64();
+        let (recommended, recommended_f) = match strategy.recommend() {
+            Some((Point::Unit(u), _)) => (space.to_user_reals(&u)?, scorer.value_at_unit(&u)?),
+            _ => (Vec::new(), f64::NEG_INFINITY),
+        };
+        out.push(Record {
+            method: method.to_string(),
+            problem: problem.to_string(),
+            seed,
+            iter,
+            points: user,
+            answer: ans,
+            recommended,
+            recommended_f,
+            regret: (opt - recommended_f).max(0.0),
+            ask_seconds,
+            tell_seconds,
+        });
     }
     Ok(out)
 }

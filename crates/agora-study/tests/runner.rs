@@ -16,6 +16,7 @@ fn spec() -> RunSpec {
 fn strip_time(mut r: Vec<agora_study::Record>) -> Vec<agora_study::Record> {
     for x in &mut r {
         x.ask_seconds = 0.0;
+        x.tell_seconds = 0.0;
     }
     r
 }

@@ -1,0 +1,282 @@
+//! Preferential Bayesian optimization: learn a latent utility from a person's pairwise
+//! comparisons (Laplace preference GP, [`agora_gp::PreferenceGp`]) and choose the next
+//! pair by EUBO (Astudillo et al. 2023), pairwise BALD (Houlsby et al. 2011), or "previous
+//! winner vs the EUBO-best challenger" (González et al. 2017's duel structure).
+//!
+//! Answers people actually give:
+//! - a choice among the options shown; a best-of-k choice counts as `k − 1` comparisons,
+//!   winner over each other option (the Plackett–Luce first-choice likelihood is not the
+//!   product of those, but it shares their mode ordering; documented approximation);
+//! - a tie ("can't tell") is stored as a no-information event: it is counted and kept in
+//!   the history but adds no likelihood term (a tie likelihood would need a threshold
+//!   parameter the person never states);
+//! - options that coincide within `merge_tol` are one point; a choice between a point and
+//!   itself carries no information and is counted like a tie.
+
+use crate::Strategy;
+use agora_acq::preference::{Bald, Eubo};
+use agora_acq::{Acquisition, BoxMaximizer, maximize_box};
+use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
+use agora_gp::{Comparison, PrefConfig, PreferenceGp};
+use agora_math::optim::LbfgsbOptions;
+use agora_math::rng::{derive_seed, stream};
+use faer::Mat;
+use rand::RngExt;
+
+/// How the next pair is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairRule {
+    /// Both points maximize EUBO jointly.
+    Eubo,
+    /// Both points maximize pairwise BALD (pure information gain).
+    Bald,
+    /// The previous winner against the challenger that maximizes EUBO with it.
+    WinnerVsEubo,
+}
+
+/// Settings of [`Pbo`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PboConfig {
+    /// The pair rule.
+    pub rule: PairRule,
+    /// Random initial pairs (`None`: 2d + 2, as in BoTorch's tutorial).
+    pub n_init_pairs: Option<usize>,
+    /// The preference model and its fitting.
+    pub model: PrefConfig,
+    /// Maximizer (BoTorch's preference tutorial: 256 raw samples, 8 restarts).
+    pub maximizer: BoxMaximizer,
+    /// Options closer than this in every unit-cube coordinate are one point (BoTorch 1e-4).
+    pub merge_tol: f64,
+}
+
+impl PboConfig {
+    /// Defaults: BoTorch `PairwiseGP` model, 256 raw samples, 8 restarts.
+    pub fn new(rule: PairRule) -> PboConfig {
+        PboConfig {
+            rule,
+            n_init_pairs: None,
+            model: PrefConfig::botorch(),
+            maximizer: BoxMaximizer {
+                raw_samples: 256,
+                restarts: 8,
+                lbfgs: LbfgsbOptions {
+                    max_iter: 200,
+                    ..LbfgsbOptions::default()
+                },
+                boltzmann_eta: Some(2.0),
+            },
+            merge_tol: 1e-4,
+        }
+    }
+}
+
+/// Preferential BO over a box.
+#[derive(Debug, Clone)]
+pub struct Pbo {
+    space: Space,
+    cfg: PboConfig,
+    seed: u64,
+    points: Vec<Vec<f64>>,
+    comps: Vec<Comparison>,
+    ties: usize,
+    answered: usize,
+    open: Option<(Query, Vec<Vec<f64>>)>,
+    gp: Option<PreferenceGp>,
+    hyper: Option<Vec<f64>>,
+    last_winner: Option<usize>,
+}
+
+impl Pbo {
+    /// PBO over a box space.
+    pub fn new(space: Space, cfg: PboConfig, seed: u64) -> Result<Pbo> {
+        space.validate()?;
+        if !matches!(space, Space::Box { .. }) {
+            return Err(Error::invalid(
+                "space",
+                "preferential BO searches a box; use a box space",
+            ));
+        }
+        if !(cfg.merge_tol.is_finite() && cfg.merge_tol >= 0.0) {
+            return Err(Error::invalid("merge_tol", "must be a finite number >= 0"));
+        }
+        Ok(Pbo {
+            space,
+            cfg,
+            seed,
+            points: Vec::new(),
+            comps: Vec::new(),
+            ties: 0,
+            answered: 0,
+            open: None,
+            gp: None,
+            hyper: None,
+            last_winner: None,
+        })
+    }
+
+    /// The current model (after at least one informative answer).
+    pub fn model(&self) -> Option<&PreferenceGp> {
+        self.gp.as_ref()
+    }
+
+    /// Comparisons recorded so far (ties excluded).
+    pub fn comparisons(&self) -> &[Comparison] {
+        &self.comps
+    }
+
+    /// Ties ("can't tell") recorded so far.
+    pub fn ties(&self) -> usize {
+        self.ties
+    }
+
+    fn point_index(&mut self, x: &[f64]) -> usize {
+        let tol = self.cfg.merge_tol;
+        if let Some(i) = self
+            .points
+            .iter()
+            .position(|p| p.iter().zip(x).all(|(a, b)| (a - b).abs() <= tol))
+        {
+            return i;
+        }
+        self.points.push(x.to_vec());
+        self.points.len() - 1
+    }
+
+    fn n_init(&self) -> usize {
+        self.cfg.n_init_pairs.unwrap_or(2 * self.space.dim() + 2)
+    }
+
+    fn refit(&mut self) -> Result<()> {
+        if self.comps.is_empty() {
+            return Ok(());
+        }
+        let d = self.space.dim();
+        let x = Mat::from_fn(self.points.len(), d, |i, j| self.points[i][j]);
+        let (gp, _) = PreferenceGp::fit(
+            x,
+            self.comps.clone(),
+            &self.cfg.model,
+            self.hyper.as_deref(),
+        )?;
+        self.hyper = Some(gp.kernel().params());
+        self.gp = Some(gp);
+        Ok(())
+    }
+
+    fn propose(&mut self) -> Result<Vec<Vec<f64>>> {
+        let d = self.space.dim();
+        let it = self.answered as u64;
+        let gp = match &self.gp {
+            Some(gp) if self.comps.len() >= self.n_init() => gp,
+            _ => {
+                let mut rng = stream(self.seed, &[it, 0]);
+                return Ok((0..2)
+                    .map(|_| (0..d).map(|_| rng.random::<f64>()).collect())
+                    .collect());
+            }
+        };
+        let seed = derive_seed(self.seed, &[it, 1]);
+        let fixed = match self.cfg.rule {
+            PairRule::WinnerVsEubo => self.last_winner.map(|i| self.points[i].clone()),
+            _ => None,
+        };
+        let acq: Box<dyn Acquisition + '_> = match self.cfg.rule {
+            PairRule::Bald => Box::new(Bald {
+                gp,
+                fixed: fixed.clone(),
+                noise: 1.0,
+            }),
+            _ => Box::new(Eubo {
+                gp,
+                fixed: fixed.clone(),
+            }),
+        };
+        let (x, _) = maximize_box(acq.as_ref(), &self.cfg.maximizer, &[], None, seed)?;
+        Ok(match fixed {
+            Some(f) => vec![f, x],
+            None => vec![x[..d].to_vec(), x[d..].to_vec()],
+        })
+    }
+}
+
+impl Strategy for Pbo {
+    fn name(&self) -> String {
+        match self.cfg.rule {
+            PairRule::Eubo => "pbo-eubo",
+            PairRule::Bald => "pbo-bald",
+            PairRule::WinnerVsEubo => "pbo-winner",
+        }
+        .into()
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        if let Some((q, _)) = &self.open {
+            return Ok(q.clone());
+        }
+        let options = self
+            .propose()?
+            .into_iter()
+            .map(|x| self.space.canonicalize(&x))
+            .collect::<Result<Vec<_>>>()?;
+        let q = Query {
+            id: self.answered as u64,
+            kind: QueryKind::Compare {
+                points: options.iter().map(|x| Point::Unit(x.clone())).collect(),
+                rater: None,
+            },
+        };
+        self.open = Some((q.clone(), options));
+        Ok(q)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        let Some((q, options)) = self.open.clone() else {
+            return Err(Error::State("no open query: call ask before tell".into()));
+        };
+        answer.check_against(&q)?;
+        match &answer.kind {
+            AnswerKind::Choice { winner, .. } => {
+                let idx: Vec<usize> = options.iter().map(|x| self.point_index(x)).collect();
+                let w = idx[*winner];
+                let mut informative = false;
+                for (k, &l) in idx.iter().enumerate() {
+                    if k != *winner && l != w {
+                        self.comps.push(Comparison::new(w, l));
+                        informative = true;
+                    }
+                }
+                if !informative {
+                    self.ties += 1;
+                }
+                self.last_winner = Some(w);
+            }
+            AnswerKind::Tie { .. } => self.ties += 1,
+            _ => {
+                return Err(Error::invalid(
+                    "answer",
+                    "a comparison needs a choice or a tie",
+                ));
+            }
+        }
+        self.open = None;
+        self.answered += 1;
+        self.refit()
+    }
+
+    fn recommend(&self) -> Option<(Point, f64)> {
+        let gp = self.gp.as_ref()?;
+        // The compared point with the largest posterior mean (= MAP utility at the data).
+        let referenced: Vec<usize> = (0..self.points.len())
+            .filter(|i| self.comps.iter().any(|c| c.winner == *i || c.loser == *i))
+            .collect();
+        let u = gp.utility();
+        let best = referenced
+            .into_iter()
+            .max_by(|a, b| u[*a].total_cmp(&u[*b]))?;
+        Some((Point::Unit(self.points[best].clone()), u[best]))
+    }
+
+    fn n_answered(&self) -> usize {
+        self.answered
+    }
+}
