@@ -94,6 +94,18 @@ enum Bench {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Preference-GP fit at scale (1,000 points, 2,000 comparisons by default).
+    PrefGp {
+        /// Points.
+        #[arg(long, default_value_t = 1000)]
+        points: usize,
+        /// Comparisons.
+        #[arg(long, default_value_t = 2000)]
+        comparisons: usize,
+        /// Also write the row as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Standard BO loop on Hartmann6 (RESULTS.md §3).
     Bo {
         /// agora methods to run.
@@ -195,6 +207,26 @@ fn main() -> Result<()> {
                 println!("{}", agora_study::bench::pbo_table(&rows));
                 if let Some(p) = json {
                     write_json(&p, &rows)?;
+                }
+            }
+            Bench::PrefGp {
+                points,
+                comparisons,
+                json,
+            } => {
+                let row = agora_study::bench::pref_scale(points, comparisons, 0)?;
+                println!(
+                    "preference GP, {} points, {} comparisons: fit {:.2} s ({} evidence evaluations, {:.3} s each), held-out pair accuracy {:.3}, peak memory {:.0} MB",
+                    row.n_points,
+                    row.n_comparisons,
+                    row.fit_s,
+                    row.evals,
+                    row.eval_s,
+                    row.pair_accuracy,
+                    row.peak_mb.unwrap_or(f64::NAN)
+                );
+                if let Some(p) = json {
+                    write_json(&p, &row)?;
                 }
             }
             Bench::Bo {

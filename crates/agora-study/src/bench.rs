@@ -495,3 +495,99 @@ pub fn pbo_table(rows: &[PboRow]) -> String {
     }
     s
 }
+
+/// Result of the preference-GP scale benchmark.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PrefScaleRow {
+    /// Points.
+    pub n_points: usize,
+    /// Comparisons.
+    pub n_comparisons: usize,
+    /// Wall seconds of the full fit (hyperparameters and mode).
+    pub fit_s: f64,
+    /// Evidence evaluations.
+    pub evals: usize,
+    /// Seconds for one evidence + gradient evaluation at the fitted hyperparameters.
+    pub eval_s: f64,
+    /// Fraction of held-out pairs whose order the posterior mean gets right.
+    pub pair_accuracy: f64,
+    /// Peak resident memory of the process (MB).
+    pub peak_mb: Option<f64>,
+}
+
+/// `agora bench pref-gp`: fit a preference GP (BoTorch defaults) to `m` comparisons among
+/// `n` uniform points of negated Hartmann6, answered by a probit rater with σ = 0.1 × range.
+pub fn pref_scale(n: usize, m: usize, seed: u64) -> Result<PrefScaleRow> {
+    use agora_gp::{Comparison, PrefConfig, PreferenceGp};
+    use rand::RngExt;
+    if n < 2 || m == 0 {
+        return Err(Error::invalid(
+            "n/m",
+            "needs at least 2 points and 1 comparison",
+        ));
+    }
+    let prob = agora_problems::Problem::by_name("hartmann6")?;
+    let sigma = 0.1 * crate::runner::value_range(&prob)?;
+    let mut rng = agora_math::rng::stream(seed, &[1]);
+    let pts: Vec<Vec<f64>> = (0..n)
+        .map(|_| (0..6).map(|_| rng.random::<f64>()).collect())
+        .collect();
+    let f: Vec<f64> = pts
+        .iter()
+        .map(|u| prob.value_at_unit(u))
+        .collect::<Result<_>>()?;
+    let duel = |rng: &mut agora_math::rng::Rng| -> Comparison {
+        let a = rng.random_range(0..n);
+        let mut b = rng.random_range(0..n - 1);
+        if b >= a {
+            b += 1;
+        }
+        let p = agora_math::special::norm_cdf((f[a] - f[b]) / (std::f64::consts::SQRT_2 * sigma));
+        if rng.random::<f64>() < p {
+            Comparison::new(a, b)
+        } else {
+            Comparison::new(b, a)
+        }
+    };
+    let comps: Vec<Comparison> = (0..m).map(|_| duel(&mut rng)).collect();
+    let x = Mat::from_fn(n, 6, |i, j| pts[i][j]);
+    let t = Instant::now();
+    let (gp, rep) = PreferenceGp::fit(x.clone(), comps.clone(), &PrefConfig::botorch(), None)?;
+    let fit_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let again = PreferenceGp::with_start(
+        x,
+        comps,
+        gp.kernel().box_clone(),
+        gp.likelihood(),
+        0.0,
+        Some(gp.utility()),
+    )?;
+    let _ = again.log_evidence_grad();
+    let eval_s = t.elapsed().as_secs_f64();
+    let test: Vec<Vec<f64>> = (0..400)
+        .map(|_| (0..6).map(|_| rng.random::<f64>()).collect())
+        .collect();
+    let xt = Mat::from_fn(400, 6, |i, j| test[i][j]);
+    let (mu, _) = gp.predict(xt.as_ref())?;
+    let ft: Vec<f64> = test
+        .iter()
+        .map(|u| prob.value_at_unit(u))
+        .collect::<Result<_>>()?;
+    let mut right = 0;
+    for k in 0..200 {
+        let (a, b) = (2 * k, 2 * k + 1);
+        if (mu[a] - mu[b]) * (ft[a] - ft[b]) > 0.0 {
+            right += 1;
+        }
+    }
+    Ok(PrefScaleRow {
+        n_points: n,
+        n_comparisons: m,
+        fit_s,
+        evals: rep.evals,
+        eval_s,
+        pair_accuracy: right as f64 / 200.0,
+        peak_mb: peak_rss_mb(),
+    })
+}
