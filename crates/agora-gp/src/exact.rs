@@ -277,8 +277,13 @@ impl Objective<'_> {
         let mut kernel = self.kernel.box_clone();
         kernel.set_params(&kp)?;
         let n = self.ys.len();
-        let a = noisy_gram(kernel.as_ref(), self.x, noise);
+        let k = kernel.gram(self.x);
+        let mut a = k.clone();
+        for i in 0..n {
+            a[(i, i)] += noise;
+        }
         let chol = Cholesky::new(a.as_ref())?;
+        drop(a);
         let r: Vec<f64> = self.ys.iter().map(|y| y - mean).collect();
         let alpha = chol.solve_vec(&r);
         let quad: f64 = r.iter().zip(&alpha).map(|(a, b)| a * b).sum();
@@ -290,7 +295,7 @@ impl Objective<'_> {
                 w[(rr, c)] = 0.5 * (alpha[rr] * alpha[c] - w[(rr, c)]);
             }
         }
-        let gk = kernel.grad_contract(self.x, w.as_ref());
+        let gk = kernel.grad_contract_with_gram(self.x, w.as_ref(), k.as_ref());
         let trace_w: f64 = (0..n).map(|i| w[(i, i)]).sum();
         let mut lp = 0.0;
         let nk = self.kinds.len();

@@ -43,6 +43,17 @@ pub trait Kernel: Send + Sync + Debug {
     fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64>;
     /// `Σ_ij W_ij ∂K(x,x)_ij / ∂θ_k` for each hyperparameter `θ_k` (log space).
     fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>) -> Vec<f64>;
+    /// [`Kernel::grad_contract`] when the caller already holds `gram = K(x, x)`; kernels
+    /// that can derive their derivatives from it skip recomputing exponentials.
+    fn grad_contract_with_gram(
+        &self,
+        x: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        gram: MatRef<'_, f64>,
+    ) -> Vec<f64> {
+        let _ = gram;
+        self.grad_contract(x, w)
+    }
     /// `∂k(x, b_i)/∂x_j` as an `nb × d` matrix (zeros where the kernel has no input
     /// gradient, e.g. a precomputed Gram over candidate indices).
     fn grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> Mat<f64>;
@@ -138,6 +149,23 @@ impl StationaryKind {
         }
     }
 
+    /// `dκ/d(r²)` from `r²` and the value `κ(r²)` already at hand (no exponential).
+    #[inline]
+    pub fn deriv_from_value(self, r2: f64, k: f64) -> f64 {
+        match self {
+            StationaryKind::Rbf => -0.5 * k,
+            StationaryKind::Matern12 => {
+                let r = r2.sqrt();
+                if r > 0.0 { -k / (2.0 * r) } else { 0.0 }
+            }
+            StationaryKind::Matern32 => -1.5 * k / (1.0 + (3.0 * r2).sqrt()),
+            StationaryKind::Matern52 => {
+                let s = (5.0 * r2).sqrt();
+                -(5.0 / 6.0) * (1.0 + s) * k / (1.0 + s + 5.0 * r2 / 3.0)
+            }
+        }
+    }
+
     /// Parse `rbf`, `matern12`, `matern32`, `matern52`.
     pub fn parse(s: &str) -> Result<StationaryKind> {
         match s {
@@ -189,6 +217,49 @@ impl Stationary {
 
     fn inv_l2(&self) -> Vec<f64> {
         self.log_ls.iter().map(|p| (-2.0 * p).exp()).collect()
+    }
+
+    /// `Σ_rc W_rc ∂K_rc/∂log l_j` with `∂K_rc/∂log l_j = κ'(r²_rc) · (−2)(x_rj − x_cj)²/l_j²`.
+    /// Only the strict lower triangle is visited (the diagonal has zero distance), with
+    /// `W_rc + W_cr` as weight; `κ'` comes from the Gram values when given.
+    fn contract(
+        &self,
+        x: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        gram: Option<MatRef<'_, f64>>,
+    ) -> Vec<f64> {
+        let n = x.nrows();
+        let r2 = self.r2(x, x, true);
+        let cols: Vec<Vec<f64>> = self
+            .active
+            .iter()
+            .map(|&j| (0..n).map(|i| x[(i, j)]).collect())
+            .collect();
+        let mut acc = vec![0.0; cols.len()];
+        let mut g = vec![0.0; n];
+        for c in 0..n {
+            for r in c + 1..n {
+                let v = r2[(r, c)];
+                let kd = match gram {
+                    Some(k) => self.kind.deriv_from_value(v, k[(r, c)]),
+                    None => self.kind.deriv(v),
+                };
+                g[r] = (w[(r, c)] + w[(c, r)]) * kd;
+            }
+            for (t, col) in cols.iter().enumerate() {
+                let xc = col[c];
+                let mut sum = 0.0;
+                for (gr, xr) in g[c + 1..].iter().zip(&col[c + 1..]) {
+                    let d = xr - xc;
+                    sum += gr * d * d;
+                }
+                acc[t] += sum;
+            }
+        }
+        acc.iter()
+            .zip(self.inv_l2())
+            .map(|(sum, il2)| -2.0 * il2 * sum)
+            .collect()
     }
 
     /// Scaled squared distances between rows of `a` and `b`.
@@ -265,34 +336,15 @@ impl Kernel for Stationary {
         vec![self.kind.value(0.0); x.nrows()]
     }
     fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>) -> Vec<f64> {
-        // ∂K_rc/∂log l_j = κ'(r²_rc) · (−2) (x_rj − x_cj)² / l_j². Use symmetry of W and K:
-        // sum the strict lower triangle twice (the diagonal has zero distance).
-        let n = x.nrows();
-        let r2 = self.r2(x, x, true);
-        let mut g = Mat::<f64>::zeros(n, n);
-        for c in 0..n {
-            for r in c + 1..n {
-                g[(r, c)] = (w[(r, c)] + w[(c, r)]) * self.kind.deriv(r2[(r, c)]);
-            }
-        }
-        self.active
-            .iter()
-            .zip(self.inv_l2())
-            .map(|(&j, il2)| {
-                let xj: Vec<f64> = (0..n).map(|i| x[(i, j)]).collect();
-                let mut s = 0.0;
-                for c in 0..n {
-                    let xc = xj[c];
-                    let mut acc = 0.0;
-                    for r in c + 1..n {
-                        let d = xj[r] - xc;
-                        acc += g[(r, c)] * d * d;
-                    }
-                    s += acc;
-                }
-                -2.0 * il2 * s
-            })
-            .collect()
+        self.contract(x, w, None)
+    }
+    fn grad_contract_with_gram(
+        &self,
+        x: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        gram: MatRef<'_, f64>,
+    ) -> Vec<f64> {
+        self.contract(x, w, Some(gram))
     }
     fn spectral(&self, d: usize) -> Option<Spectral> {
         let mut ls = vec![f64::INFINITY; d];
@@ -392,7 +444,30 @@ impl Kernel for Scale {
         let k = self.inner.gram(x);
         let ds = s * hadamard_sum(w, k.as_ref());
         let mut g = vec![ds];
-        g.extend(self.inner.grad_contract(x, w).into_iter().map(|v| s * v));
+        g.extend(
+            self.inner
+                .grad_contract_with_gram(x, w, k.as_ref())
+                .into_iter()
+                .map(|v| s * v),
+        );
+        g
+    }
+    fn grad_contract_with_gram(
+        &self,
+        x: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        gram: MatRef<'_, f64>,
+    ) -> Vec<f64> {
+        // gram = s · K_inner.
+        let s = self.outputscale();
+        let mut g = vec![hadamard_sum(w, gram)];
+        let inner = Mat::from_fn(gram.nrows(), gram.ncols(), |i, j| gram[(i, j)] / s);
+        g.extend(
+            self.inner
+                .grad_contract_with_gram(x, w, inner.as_ref())
+                .into_iter()
+                .map(|v| s * v),
+        );
         g
     }
     fn spectral(&self, d: usize) -> Option<Spectral> {
@@ -738,6 +813,13 @@ mod tests {
         let w = pts(7, 7, 2);
         for k in kernels() {
             let g = k.grad_contract(x.as_ref(), w.as_ref());
+            let gg = k.grad_contract_with_gram(x.as_ref(), w.as_ref(), k.gram(x.as_ref()).as_ref());
+            for (a, b) in g.iter().zip(&gg) {
+                assert!(
+                    (a - b).abs() < 1e-12 * (1.0 + a.abs()),
+                    "{k:?}: with gram {b} vs {a}"
+                );
+            }
             let p0 = k.params();
             assert_eq!(g.len(), p0.len());
             for i in 0..p0.len() {

@@ -220,10 +220,15 @@ pub fn multistart(
     if starts.is_empty() {
         return Err(Error::invalid("starts", "needs at least one start"));
     }
-    let results: Vec<Result<Minimum>> = starts
-        .par_iter()
-        .map(|s| minimize(f, s, bounds, opts))
-        .collect();
+    // One start runs on the calling thread, so its dense algebra may use the cores itself.
+    let results: Vec<Result<Minimum>> = if starts.len() == 1 {
+        vec![minimize(f, &starts[0], bounds, opts)]
+    } else {
+        starts
+            .par_iter()
+            .map(|s| minimize(f, s, bounds, opts))
+            .collect()
+    };
     let mut ok = Vec::with_capacity(results.len());
     let mut last_err = None;
     for r in results {
