@@ -219,9 +219,9 @@ impl Stationary {
         self.log_ls.iter().map(|p| (-2.0 * p).exp()).collect()
     }
 
-    /// `Σ_rc W_rc ∂K_rc/∂log l_j` with `∂K_rc/∂log l_j = κ'(r²_rc) · (−2)(x_rj − x_cj)²/l_j²`.
-    /// Only the strict lower triangle is visited (the diagonal has zero distance), with
-    /// `W_rc + W_cr` as weight; `κ'` comes from the Gram values when given.
+    /// `Σ_rc W_rc ∂K_rc/∂log l_j` with `∂K_rc/∂log l_j = κ'(r²_rc) · (−2)(x_rj − x_cj)²/l_j²`,
+    /// column by column over contiguous memory; `κ'` comes from the Gram values when given
+    /// (no exponentials), and distances are formed on the fly (no `n × n` temporary).
     fn contract(
         &self,
         x: MatRef<'_, f64>,
@@ -229,7 +229,7 @@ impl Stationary {
         gram: Option<MatRef<'_, f64>>,
     ) -> Vec<f64> {
         let n = x.nrows();
-        let r2 = self.r2(x, x, true);
+        let il2 = self.inv_l2();
         let cols: Vec<Vec<f64>> = self
             .active
             .iter()
@@ -237,29 +237,47 @@ impl Stationary {
             .collect();
         let mut acc = vec![0.0; cols.len()];
         let mut g = vec![0.0; n];
+        let mut r2 = vec![0.0; n];
+        let mut wcol = vec![0.0; n];
+        let mut kcol = vec![0.0; n];
+        let need_r2 = !(gram.is_some() && self.kind == StationaryKind::Rbf);
         for c in 0..n {
-            for r in c + 1..n {
-                let v = r2[(r, c)];
+            for (r, v) in wcol.iter_mut().enumerate() {
+                *v = w[(r, c)];
+            }
+            if let Some(k) = gram {
+                for (r, v) in kcol.iter_mut().enumerate() {
+                    *v = k[(r, c)];
+                }
+            }
+            if need_r2 {
+                r2.iter_mut().for_each(|v| *v = 0.0);
+                for (col, l) in cols.iter().zip(&il2) {
+                    let xc = col[c];
+                    for (v, xr) in r2.iter_mut().zip(col) {
+                        let d = xr - xc;
+                        *v += d * d * l;
+                    }
+                }
+            }
+            for r in 0..n {
                 let kd = match gram {
-                    Some(k) => self.kind.deriv_from_value(v, k[(r, c)]),
-                    None => self.kind.deriv(v),
+                    Some(_) => self.kind.deriv_from_value(r2[r], kcol[r]),
+                    None => self.kind.deriv(r2[r]),
                 };
-                g[r] = (w[(r, c)] + w[(c, r)]) * kd;
+                g[r] = if r == c { 0.0 } else { wcol[r] * kd };
             }
             for (t, col) in cols.iter().enumerate() {
                 let xc = col[c];
                 let mut sum = 0.0;
-                for (gr, xr) in g[c + 1..].iter().zip(&col[c + 1..]) {
+                for (gr, xr) in g.iter().zip(col) {
                     let d = xr - xc;
                     sum += gr * d * d;
                 }
                 acc[t] += sum;
             }
         }
-        acc.iter()
-            .zip(self.inv_l2())
-            .map(|(sum, il2)| -2.0 * il2 * sum)
-            .collect()
+        acc.iter().zip(il2).map(|(sum, l)| -2.0 * l * sum).collect()
     }
 
     /// Scaled squared distances between rows of `a` and `b`.

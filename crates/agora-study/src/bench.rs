@@ -47,6 +47,12 @@ fn load_anchor(dir: Option<&Path>, file: &str, embedded: &str) -> Result<serde_j
     serde_json::from_str(&text).map_err(|e| Error::invalid("anchors", format!("{file}: {e}")))
 }
 
+/// Reset the kernel's peak-RSS counter of this process (Linux `clear_refs` 5), so the next
+/// [`peak_rss_mb`] measures from now; silently does nothing elsewhere.
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
 /// Peak resident memory of this process so far, in MB (Linux; `None` elsewhere).
 pub fn peak_rss_mb() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -72,7 +78,7 @@ pub struct GpRow {
     pub mlpd: f64,
     /// Final loss −(MLL + log priors)/n.
     pub loss: f64,
-    /// Peak resident memory of the process after this n (MB).
+    /// Peak resident memory while fitting and predicting at this n (MB).
     pub peak_mb: Option<f64>,
     /// Anchor (BoTorch) values for the same n, when available.
     pub anchor: Option<GpAnchor>,
@@ -113,6 +119,7 @@ pub fn exact_gp(ns: &[usize], repeats: usize, anchors: Option<&Path>) -> Result<
         let x = Mat::from_fn(n, 6, |i, j| train[i][j]);
         let y: Vec<f64> = train[..n].iter().map(|r| r[7]).collect();
         let cfg = GpConfig::botorch(6);
+        reset_peak_rss();
         let mut times = Vec::new();
         let mut fitted = None;
         for r in 0..repeats.max(1) {
@@ -551,6 +558,7 @@ pub fn pref_scale(n: usize, m: usize, seed: u64) -> Result<PrefScaleRow> {
     };
     let comps: Vec<Comparison> = (0..m).map(|_| duel(&mut rng)).collect();
     let x = Mat::from_fn(n, 6, |i, j| pts[i][j]);
+    reset_peak_rss();
     let t = Instant::now();
     let (gp, rep) = PreferenceGp::fit(x.clone(), comps.clone(), &PrefConfig::botorch(), None)?;
     let fit_s = t.elapsed().as_secs_f64();
