@@ -16,6 +16,7 @@ const TRAIN_CSV: &str = include_str!("../../../data/anchors/gp_train_n2000.csv")
 const TEST_CSV: &str = include_str!("../../../data/anchors/gp_test_n1000.csv");
 const ANCHOR_GP: &str = include_str!("../../../data/anchor-results/exact_gp_scaling.json");
 const ANCHOR_EI: &str = include_str!("../../../data/anchor-results/ei_loop.json");
+const ANCHOR_OPTUNA_60: &str = include_str!("../../../data/anchor-results/optuna_60_seeds.json");
 
 fn parse_csv(text: &str, field: &str) -> Result<Vec<Vec<f64>>> {
     text.lines()
@@ -272,6 +273,21 @@ pub fn bo(methods: &[String], seeds: u64, anchors: Option<&Path>) -> Result<Vec<
             final_regret_per_seed: finals,
         });
     }
+    // Optuna over 60 seeds (same protocol, this machine): the 5-seed anchor is a lucky draw.
+    if let Ok(a) = serde_json::from_str::<serde_json::Value>(ANCHOR_OPTUNA_60)
+        && let Some(per) = a["optuna_gpsampler_final_regret_per_seed"].as_array()
+    {
+        let per: Vec<f64> = per.iter().filter_map(|x| x.as_f64()).collect();
+        let (m, se) = mean_se(&per);
+        rows.push(BoRow {
+            method: "Optuna GPSampler, 60 seeds (anchor)".into(),
+            seeds: per.len(),
+            median_iter_s: f64::NAN,
+            final_regret_mean: m,
+            final_regret_se: se,
+            final_regret_per_seed: per,
+        });
+    }
     let anchor = load_anchor(anchors, "ei_loop.json", ANCHOR_EI)?;
     for (key, label, time_key) in [
         (
@@ -306,22 +322,26 @@ pub fn bo(methods: &[String], seeds: u64, anchors: Option<&Path>) -> Result<Vec<
 /// The BO benchmark as a markdown table; speed-ups are relative to each agora row's time.
 pub fn bo_table(rows: &[BoRow]) -> String {
     let mut s = String::from(
-        "| method | seeds | median s / iteration | final regret (mean ± SE) | per seed |\n|---|---|---|---|---|\n",
+        "| method | seeds | median s / iteration | final regret (mean ± SE) | stuck (regret > 0.1) | per seed (first 10) |\n|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let per: Vec<String> = r
             .final_regret_per_seed
             .iter()
+            .take(10)
             .map(|v| format!("{v:.4}"))
             .collect();
+        let stuck = r.final_regret_per_seed.iter().filter(|v| **v > 0.1).count();
         let _ = writeln!(
             s,
-            "| {} | {} | {:.4} | {:.4} ± {:.4} | {} |",
+            "| {} | {} | {:.4} | {:.4} ± {:.4} | {}/{} | {} |",
             r.method,
             r.seeds,
             r.median_iter_s,
             r.final_regret_mean,
             r.final_regret_se,
+            stuck,
+            r.final_regret_per_seed.len(),
             per.join(", ")
         );
     }
@@ -331,7 +351,7 @@ pub fn bo_table(rows: &[BoRow]) -> String {
         .collect();
     let anchors: Vec<&BoRow> = rows
         .iter()
-        .filter(|r| r.method.contains("(anchor)"))
+        .filter(|r| r.method.contains("(anchor)") && r.median_iter_s.is_finite())
         .collect();
     for a in &agora {
         for b in &anchors {
