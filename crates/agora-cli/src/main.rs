@@ -131,6 +131,15 @@ fn write_json<T: serde::Serialize>(path: &Path, v: &T) -> Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
+/// Print a benchmark table and, when asked, write its rows as JSON.
+fn emit<T: serde::Serialize>(table: &str, rows: &T, json: Option<&Path>) -> Result<()> {
+    println!("{table}");
+    match json {
+        Some(p) => write_json(p, rows),
+        None => Ok(()),
+    }
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     if let Some(t) = cli.threads {
@@ -192,10 +201,11 @@ fn main() -> Result<()> {
                 json,
             } => {
                 let rows = agora_study::bench::exact_gp(&ns, repeats, anchors.as_deref())?;
-                println!("{}", agora_study::bench::exact_gp_table(&rows));
-                if let Some(p) = json {
-                    write_json(&p, &rows)?;
-                }
+                emit(
+                    &agora_study::bench::exact_gp_table(&rows),
+                    &rows,
+                    json.as_deref(),
+                )?;
             }
             Bench::Pbo {
                 method,
@@ -204,10 +214,11 @@ fn main() -> Result<()> {
                 json,
             } => {
                 let rows = agora_study::bench::pbo(&method, seeds, anchors.as_deref())?;
-                println!("{}", agora_study::bench::pbo_table(&rows));
-                if let Some(p) = json {
-                    write_json(&p, &rows)?;
-                }
+                emit(
+                    &agora_study::bench::pbo_table(&rows),
+                    &rows,
+                    json.as_deref(),
+                )?;
             }
             Bench::PrefGp {
                 points,
@@ -236,10 +247,7 @@ fn main() -> Result<()> {
                 json,
             } => {
                 let rows = agora_study::bench::bo(&methods, seeds, anchors.as_deref())?;
-                println!("{}", agora_study::bench::bo_table(&rows));
-                if let Some(p) = json {
-                    write_json(&p, &rows)?;
-                }
+                emit(&agora_study::bench::bo_table(&rows), &rows, json.as_deref())?;
             }
         },
     }

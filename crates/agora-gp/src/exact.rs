@@ -544,39 +544,30 @@ impl ExactGp {
     }
 
     fn check_inputs(&self, xs: MatRef<'_, f64>) -> Result<()> {
-        if xs.ncols() != self.dim() {
-            return Err(Error::dim("x_test columns", self.dim(), xs.ncols()));
-        }
-        for i in 0..xs.nrows() {
-            for j in 0..xs.ncols() {
-                if !xs[(i, j)].is_finite() {
-                    return Err(Error::invalid(
-                        format!("x_test[{i}][{j}]"),
-                        "must be a finite number",
-                    ));
-                }
-            }
-        }
-        Ok(())
+        crate::check_mat("x_test", xs, self.dim())
     }
 
-    /// Posterior mean and latent variance (no observation noise) at each row of `xs`, in
-    /// the units of y.
-    pub fn predict(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Vec<f64>)> {
+    /// Means at the rows of `xs` (units of y) and `V = L⁻¹ K(X, xs)` (n × m).
+    fn mean_and_v(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
         self.check_inputs(xs)?;
-        let m = xs.nrows();
-        // V = L⁻¹ K(X, xs): n × m.
         let mut v = self.kernel.cross(self.x.as_ref(), xs);
-        let mean: Vec<f64> = (0..m)
+        let mean = (0..xs.nrows())
             .map(|c| {
                 let s: f64 = (0..self.n()).map(|r| v[(r, c)] * self.alpha[r]).sum();
                 (self.mean + s) * self.y_scale + self.y_shift
             })
             .collect();
         self.chol.solve_lower_in_place(v.as_mut());
+        Ok((mean, v))
+    }
+
+    /// Posterior mean and latent variance (no observation noise) at each row of `xs`, in
+    /// the units of y.
+    pub fn predict(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Vec<f64>)> {
+        let (mean, v) = self.mean_and_v(xs)?;
         let kss = self.kernel.diag(xs);
         let s2 = self.y_scale * self.y_scale;
-        let var = (0..m)
+        let var = (0..xs.nrows())
             .map(|c| {
                 let q: f64 = (0..self.n()).map(|r| v[(r, c)] * v[(r, c)]).sum();
                 (kss[c] - q).max(0.0) * s2
@@ -587,16 +578,8 @@ impl ExactGp {
 
     /// Posterior mean and full latent covariance at the rows of `xs`, in the units of y.
     pub fn predict_cov(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
-        self.check_inputs(xs)?;
         let m = xs.nrows();
-        let mut v = self.kernel.cross(self.x.as_ref(), xs);
-        let mean: Vec<f64> = (0..m)
-            .map(|c| {
-                let s: f64 = (0..self.n()).map(|r| v[(r, c)] * self.alpha[r]).sum();
-                (self.mean + s) * self.y_scale + self.y_shift
-            })
-            .collect();
-        self.chol.solve_lower_in_place(v.as_mut());
+        let (mean, v) = self.mean_and_v(xs)?;
         let mut cov = self.kernel.gram(xs);
         faer::linalg::matmul::matmul(
             cov.as_mut(),

@@ -36,3 +36,25 @@ pub fn rows_to_mat(field: &str, rows: &[Vec<f64>], d: usize) -> agora_core::Resu
     }
     Ok(Mat::from_fn(rows.len(), d, |i, j| rows[i][j]))
 }
+
+/// Check that `xs` has `d` columns and only finite entries; errors name `field[i][j]`.
+pub fn check_mat(field: &str, xs: faer::MatRef<'_, f64>, d: usize) -> agora_core::Result<()> {
+    if xs.ncols() != d {
+        return Err(agora_core::Error::dim(
+            format!("{field} columns"),
+            d,
+            xs.ncols(),
+        ));
+    }
+    for i in 0..xs.nrows() {
+        for j in 0..xs.ncols() {
+            if !xs[(i, j)].is_finite() {
+                return Err(agora_core::Error::invalid(
+                    format!("{field}[{i}][{j}]"),
+                    "must be a finite number",
+                ));
+            }
+        }
+    }
+    Ok(())
+}

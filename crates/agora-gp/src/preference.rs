@@ -451,20 +451,7 @@ impl PreferenceGp {
     }
 
     fn check_inputs(&self, xs: MatRef<'_, f64>) -> Result<()> {
-        if xs.ncols() != self.dim() {
-            return Err(Error::dim("x columns", self.dim(), xs.ncols()));
-        }
-        for i in 0..xs.nrows() {
-            for j in 0..xs.ncols() {
-                if !xs[(i, j)].is_finite() {
-                    return Err(Error::invalid(
-                        format!("x[{i}][{j}]"),
-                        "must be a finite number",
-                    ));
-                }
-            }
-        }
-        Ok(())
+        crate::check_mat("x", xs, self.dim())
     }
 
     /// Posterior mean and latent variance of the utility at each row of `xs`.

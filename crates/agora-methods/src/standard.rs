@@ -12,6 +12,22 @@ use agora_math::rng::{derive_seed, stream};
 use faer::Mat;
 use rand::RngExt;
 
+/// `tell`, `recommend` and `n_answered` of a strategy whose state is a [`History`] in
+/// field `h`: record the answer; recommend the best evaluation.
+macro_rules! history_strategy {
+    () => {
+        fn tell(&mut self, answer: &Answer) -> Result<()> {
+            self.h.record(answer)
+        }
+        fn recommend(&self) -> Option<(Point, f64)> {
+            self.h.best()
+        }
+        fn n_answered(&self) -> usize {
+            self.h.len()
+        }
+    };
+}
+
 /// Uniform random search (unevaluated candidates uniformly, for finite sets).
 #[derive(Debug, Clone)]
 pub struct RandomSearch {
@@ -59,15 +75,7 @@ impl Strategy for RandomSearch {
         };
         self.h.open_point(p)
     }
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        self.h.record(answer)
-    }
-    fn recommend(&self) -> Option<(Point, f64)> {
-        self.h.best()
-    }
-    fn n_answered(&self) -> usize {
-        self.h.len()
-    }
+    history_strategy!();
 }
 
 /// Lazily extended scrambled-Sobol sequence.
@@ -132,15 +140,7 @@ impl Strategy for SobolSearch {
         };
         self.h.open_point(p)
     }
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        self.h.record(answer)
-    }
-    fn recommend(&self) -> Option<(Point, f64)> {
-        self.h.best()
-    }
-    fn n_answered(&self) -> usize {
-        self.h.len()
-    }
+    history_strategy!();
 }
 
 /// The acquisition of a [`GpBo`].
@@ -353,15 +353,7 @@ impl Strategy for GpBo {
         let p = self.propose()?;
         self.h.open_point(p)
     }
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        self.h.record(answer)
-    }
-    fn recommend(&self) -> Option<(Point, f64)> {
-        self.h.best()
-    }
-    fn n_answered(&self) -> usize {
-        self.h.len()
-    }
+    history_strategy!();
 }
 
 /// Names accepted by [`by_name`].
