@@ -21,6 +21,35 @@ use agora_gp::PreferenceGp;
 use agora_gp::preference::PairMoments;
 use agora_math::special::{h, norm_cdf, norm_pdf};
 
+/// Batched moments for the rows of `xs` (each `[x₀, x₁]`, or `x₁` with `x₀` fixed).
+#[allow(clippy::type_complexity)]
+fn batch(
+    gp: &PreferenceGp,
+    fixed: &Option<Vec<f64>>,
+    xs: faer::MatRef<'_, f64>,
+) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>)> {
+    let d = gp.dim();
+    let m = xs.nrows();
+    let (x0, x1) = match fixed {
+        Some(f) => {
+            if xs.ncols() != d || f.len() != d {
+                return Err(Error::dim("xs columns", d, xs.ncols()));
+            }
+            (faer::Mat::from_fn(m, d, |_, j| f[j]), xs.to_owned())
+        }
+        None => {
+            if xs.ncols() != 2 * d {
+                return Err(Error::dim("xs columns (two points)", 2 * d, xs.ncols()));
+            }
+            (
+                faer::Mat::from_fn(m, d, |i, j| xs[(i, j)]),
+                faer::Mat::from_fn(m, d, |i, j| xs[(i, d + j)]),
+            )
+        }
+    };
+    gp.pair_moments_batch(x0.as_ref(), x1.as_ref())
+}
+
 fn split<'a>(
     fixed: &'a Option<Vec<f64>>,
     x: &'a [f64],
@@ -104,6 +133,15 @@ impl Acquisition for Eubo<'_> {
             );
         }
         Ok(value)
+    }
+    fn values(&self, xs: faer::MatRef<'_, f64>) -> Result<Vec<f64>> {
+        let (m0, m1, v0, v1, c01) = batch(self.gp, &self.fixed, xs)?;
+        Ok((0..m0.len())
+            .map(|i| {
+                let s = (v0[i] + v1[i] - 2.0 * c01[i]).max(EUBO_VAR_FLOOR).sqrt();
+                s * h((m0[i] - m1[i]) / s) + m1[i]
+            })
+            .collect())
     }
 }
 

@@ -117,6 +117,32 @@ fn bald_matches_a_monte_carlo_mutual_information() {
 }
 
 #[test]
+fn batched_values_equal_pointwise_values() {
+    let g = gp();
+    let xs = Mat::from_fn(7, 4, |i, j| ((i * 4 + j) as f64 * 0.377).fract());
+    for acq in [Box::new(Eubo {
+        gp: &g,
+        fixed: None,
+    }) as Box<dyn Acquisition>]
+    {
+        let batch = acq.values(xs.as_ref()).unwrap();
+        for (i, b) in batch.iter().enumerate() {
+            let row: Vec<f64> = (0..4).map(|j| xs[(i, j)]).collect();
+            assert!((acq.value_grad(&row, None).unwrap() - b).abs() < 1e-12);
+        }
+    }
+    let fixed = Eubo {
+        gp: &g,
+        fixed: Some(vec![0.3, 0.4]),
+    };
+    let xs2 = xs.as_ref().submatrix(0, 0, 7, 2);
+    let batch = fixed.values(xs2).unwrap();
+    for (i, b) in batch.iter().enumerate() {
+        assert!((fixed.value_grad(&[xs2[(i, 0)], xs2[(i, 1)]], None).unwrap() - b).abs() < 1e-12);
+    }
+}
+
+#[test]
 fn pair_gradients_match_finite_differences() {
     let g = gp();
     let acqs: Vec<Box<dyn Acquisition>> = vec![

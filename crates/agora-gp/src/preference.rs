@@ -135,6 +135,7 @@ pub struct PreferenceGp {
     comps: Vec<Comparison>,
     f: Vec<f64>,
     chol_k: Cholesky,
+    kinv: Mat<f64>,
     alpha: Vec<f64>,
     lambda: Vec<f64>,
     dlambda: Vec<f64>,
@@ -391,6 +392,7 @@ impl PreferenceGp {
             comps,
             f: mode.f,
             chol_k,
+            kinv,
             alpha,
             lambda: mode.lambda,
             dlambda: mode.dlambda,
@@ -550,6 +552,62 @@ impl PreferenceGp {
         Ok((mu, var.max(0.0), dmu, dvar))
     }
 
+    /// Joint moments at many pairs at once (rows of `x0s` against rows of `x1s`):
+    /// `(m₀, m₁, var₀, var₁, cov₀₁)` per pair, with matrix solves instead of per-pair ones.
+    #[allow(clippy::type_complexity)]
+    pub fn pair_moments_batch(
+        &self,
+        x0s: MatRef<'_, f64>,
+        x1s: MatRef<'_, f64>,
+    ) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>)> {
+        self.check_inputs(x0s)?;
+        self.check_inputs(x1s)?;
+        if x0s.nrows() != x1s.nrows() {
+            return Err(Error::dim("x1s rows", x0s.nrows(), x1s.nrows()));
+        }
+        let (n, m) = (self.x.nrows(), x0s.nrows());
+        let k0 = self.kernel.cross(self.x.as_ref(), x0s);
+        let k1 = self.kernel.cross(self.x.as_ref(), x1s);
+        let mut a0 = k0.clone();
+        self.chol_k.solve_in_place(a0.as_mut());
+        let mut a1 = k1.clone();
+        self.chol_k.solve_in_place(a1.as_mut());
+        let mut b0 = a0.clone();
+        self.chol_a.solve_lower_in_place(b0.as_mut());
+        let mut b1 = a1.clone();
+        self.chol_a.solve_lower_in_place(b1.as_mut());
+        let d0 = self.kernel.diag(x0s);
+        let d1 = self.kernel.diag(x1s);
+        let col = |mat: &Mat<f64>, c: usize| -> Vec<f64> { (0..n).map(|r| mat[(r, c)]).collect() };
+        let dot = |p: &[f64], q: &[f64]| p.iter().zip(q).map(|(u, v)| u * v).sum::<f64>();
+        let (mut m0, mut m1, mut v0, mut v1, mut c01) = (
+            Vec::with_capacity(m),
+            Vec::with_capacity(m),
+            Vec::with_capacity(m),
+            Vec::with_capacity(m),
+            Vec::with_capacity(m),
+        );
+        for c in 0..m {
+            let (k0c, k1c, a0c, a1c, b0c, b1c) = (
+                col(&k0, c),
+                col(&k1, c),
+                col(&a0, c),
+                col(&a1, c),
+                col(&b0, c),
+                col(&b1, c),
+            );
+            let x0 = Mat::from_fn(1, x0s.ncols(), |_, j| x0s[(c, j)]);
+            let x1 = Mat::from_fn(1, x1s.ncols(), |_, j| x1s[(c, j)]);
+            let k01 = self.kernel.cross(x0.as_ref(), x1.as_ref())[(0, 0)];
+            m0.push(self.mean0 + dot(&k0c, &self.alpha));
+            m1.push(self.mean0 + dot(&k1c, &self.alpha));
+            v0.push((d0[c] - dot(&k0c, &a0c) + dot(&b0c, &b0c)).max(0.0));
+            v1.push((d1[c] - dot(&k1c, &a1c) + dot(&b1c, &b1c)).max(0.0));
+            c01.push(k01 - dot(&k0c, &a1c) + dot(&b0c, &b1c));
+        }
+        Ok((m0, m1, v0, v1, c01))
+    }
+
     /// Joint moments of the utility at two points with their input gradients (what EUBO
     /// and BALD need). Gradients are with respect to each point's own coordinates.
     pub fn pair_moments(&self, x0: &[f64], x1: &[f64]) -> Result<PairMoments> {
@@ -630,7 +688,7 @@ impl PreferenceGp {
     /// including the implicit dependence of the mode on them.
     pub fn log_evidence_grad(&self) -> Vec<f64> {
         let n = self.x.nrows();
-        let kinv = self.chol_k.inverse();
+        let kinv = &self.kinv;
         let ainv = self.chol_a.inverse();
         // (K + W⁻¹)⁻¹ = K⁻¹ − K⁻¹ A⁻¹ K⁻¹ = K⁻¹ − Gᵀ G with G = L_A⁻¹ K⁻¹.
         let mut g = kinv.clone();
@@ -748,8 +806,8 @@ pub struct PrefFitReport {
 }
 
 impl PreferenceGp {
-    /// Fit kernel hyperparameters by maximizing the Laplace evidence plus hyperpriors from
-    /// the configured start (and from `warm`, kernel log-parameters, when given); every
+    /// Fit kernel hyperparameters by maximizing the Laplace evidence plus hyperpriors, from
+    /// `warm` (kernel log-parameters) when given, else from the configured start; every
     /// evaluation warm-starts Newton from the last mode.
     pub fn fit(
         x: Mat<f64>,
@@ -807,13 +865,14 @@ impl PreferenceGp {
                 .map(|(x, (l, h))| x.clamp(*l, *h))
                 .collect()
         };
-        let mut starts = vec![clamp(kernel.params())];
-        if let Some(w) = warm
-            && w.len() == kinds.len()
-            && w.iter().all(|v| v.is_finite())
-        {
-            starts.push(clamp(w.to_vec()));
-        }
+        // One start: the warm start when given (consecutive fits in a study change little),
+        // the configured initial values otherwise.
+        let starts = match warm {
+            Some(w) if w.len() == kinds.len() && w.iter().all(|v| v.is_finite()) => {
+                vec![clamp(w.to_vec())]
+            }
+            _ => vec![clamp(kernel.params())],
+        };
         let mut best: Option<optim::Minimum> = None;
         let mut evals = 0;
         for s in &starts {
