@@ -34,35 +34,55 @@ fn spec(methods: &[&str], problems: &[&str], seeds: u64, budget: usize) -> RunSp
 
 /// Every suite, in the order `agora reproduce --quick` runs them.
 pub fn suites() -> Vec<Suite> {
-    vec![Suite {
-        name: "standard",
-        title: "Standard Bayesian optimization on synthetic test functions",
-        about: "Random search, scrambled Sobol and GP-BO (LogEI, EI, UCB with beta = 2, Thompson sampling) on \
+    vec![
+        Suite {
+            name: "standard",
+            title: "Standard Bayesian optimization on synthetic test functions",
+            about: "Random search, scrambled Sobol and GP-BO (LogEI, EI, UCB with beta = 2, Thompson sampling) on \
                 noiseless test functions, 10 Sobol points then the model. The reference stack \
                 (../shared/anchors/RESULTS.md §3) reaches a final regret on Hartmann6 after 60 evaluations of \
                 0.1490 ± 0.0527 (BoTorch SingleTaskGP + LogEI) and 0.0039 ± 0.0014 (Optuna 5 GPSampler), 5 seeds; \
                 `gp-logei-botorch` is agora's GP-BO with BoTorch's model defaults.",
-        full: spec(
-            &[
-                "random",
-                "sobol",
-                "gp-ei",
-                "gp-logei",
-                "gp-ucb",
-                "gp-ts",
-                "gp-logei-botorch",
-            ],
-            &["forrester", "branin", "hartmann3", "hartmann6", "ackley5"],
-            10,
-            60,
-        ),
-        quick: spec(
-            &["random", "sobol", "gp-logei", "gp-ts"],
-            &["branin", "hartmann6"],
-            3,
-            30,
-        ),
-    }]
+            full: spec(
+                &[
+                    "random",
+                    "sobol",
+                    "gp-ei",
+                    "gp-logei",
+                    "gp-ucb",
+                    "gp-ts",
+                    "gp-logei-botorch",
+                ],
+                &["forrester", "branin", "hartmann3", "hartmann6", "ackley5"],
+                10,
+                60,
+            ),
+            quick: spec(
+                &["random", "sobol", "gp-logei", "gp-ts"],
+                &["branin", "hartmann6"],
+                3,
+                30,
+            ),
+        },
+        Suite {
+            name: "preference",
+            title: "Preferential BO from pairwise comparisons",
+            about: "A simulated person compares pairs of designs (probit noise with σ = 0.1 × the objective's \
+                range, the rule of ../shared/anchors/RESULTS.md §2); the strategies learn a Laplace preference \
+                GP (BoTorch PairwiseGP defaults) and choose the next pair by EUBO, pairwise BALD, or the \
+                previous winner against the EUBO-best challenger. Regret is that of the compared point with \
+                the highest posterior mean; the first 2d + 2 pairs are random. Reference (RESULTS.md §2, \
+                BoTorch PairwiseGP + EUBO, 5 seeds, 40 pairs after the initial ones): Branin 8.36 ± 1.78, \
+                Hartmann6 0.463 ± 0.070.",
+            full: spec(
+                &["pbo-eubo", "pbo-winner", "pbo-bald"],
+                &["branin", "hartmann6"],
+                10,
+                54,
+            ),
+            quick: spec(&["pbo-eubo", "pbo-winner"], &["branin"], 2, 20),
+        },
+    ]
 }
 
 /// Names of the suites.
