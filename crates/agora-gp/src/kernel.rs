@@ -242,14 +242,25 @@ impl Stationary {
         let mut kcol = vec![0.0; n];
         let need_r2 = !(gram.is_some() && self.kind == StationaryKind::Rbf);
         for c in 0..n {
-            for (r, v) in wcol.iter_mut().enumerate() {
-                *v = w[(r, c)];
-            }
-            if let Some(k) = gram {
-                for (r, v) in kcol.iter_mut().enumerate() {
-                    *v = k[(r, c)];
+            // Contiguous columns when the matrices are column-major (they always are here).
+            let wc: &[f64] = match w.col(c).try_as_col_major() {
+                Some(col) => col.as_slice(),
+                None => {
+                    for (r, v) in wcol.iter_mut().enumerate() {
+                        *v = w[(r, c)];
+                    }
+                    &wcol
                 }
-            }
+            };
+            let kc: Option<&[f64]> = gram.map(|k| match k.col(c).try_as_col_major() {
+                Some(col) => col.as_slice(),
+                None => {
+                    for (r, v) in kcol.iter_mut().enumerate() {
+                        *v = k[(r, c)];
+                    }
+                    &kcol[..]
+                }
+            });
             if need_r2 {
                 r2.iter_mut().for_each(|v| *v = 0.0);
                 for (col, l) in cols.iter().zip(&il2) {
@@ -260,21 +271,26 @@ impl Stationary {
                     }
                 }
             }
-            for r in 0..n {
-                let kd = match gram {
-                    Some(_) => self.kind.deriv_from_value(r2[r], kcol[r]),
-                    None => self.kind.deriv(r2[r]),
-                };
-                g[r] = if r == c { 0.0 } else { wcol[r] * kd };
-            }
-            for (t, col) in cols.iter().enumerate() {
-                let xc = col[c];
-                let mut sum = 0.0;
-                for (gr, xr) in g.iter().zip(col) {
-                    let d = xr - xc;
-                    sum += gr * d * d;
+            match (kc, self.kind) {
+                (Some(k), StationaryKind::Rbf) => {
+                    for ((gr, wr), kr) in g.iter_mut().zip(wc).zip(k) {
+                        *gr = -0.5 * wr * kr;
+                    }
                 }
-                acc[t] += sum;
+                (Some(k), kind) => {
+                    for (((gr, wr), kr), r2r) in g.iter_mut().zip(wc).zip(k).zip(&r2) {
+                        *gr = wr * kind.deriv_from_value(*r2r, *kr);
+                    }
+                }
+                (None, kind) => {
+                    for ((gr, wr), r2r) in g.iter_mut().zip(wc).zip(&r2) {
+                        *gr = wr * kind.deriv(*r2r);
+                    }
+                }
+            }
+            g[c] = 0.0;
+            for (t, col) in cols.iter().enumerate() {
+                acc[t] += weighted_sq_dist_sum(&g, col, col[c]);
             }
         }
         acc.iter().zip(il2).map(|(sum, l)| -2.0 * l * sum).collect()
@@ -754,6 +770,28 @@ fn scale_in_place(k: &mut Mat<f64>, s: f64) {
 
 fn hadamard(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
     Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)] * b[(i, j)])
+}
+
+/// `Σ_r g_r (x_r − x_c)²` with eight independent partial sums, so the reduction
+/// vectorizes (a single running sum forces strict sequential order).
+#[inline]
+fn weighted_sq_dist_sum(g: &[f64], x: &[f64], xc: f64) -> f64 {
+    let mut part = [0.0f64; 8];
+    let gc = g.chunks_exact(8);
+    let xcs = x.chunks_exact(8);
+    let (gr, xr) = (gc.remainder(), xcs.remainder());
+    for (ga, xa) in gc.zip(xcs) {
+        for k in 0..8 {
+            let d = xa[k] - xc;
+            part[k] += ga[k] * d * d;
+        }
+    }
+    let mut sum: f64 = part.iter().sum();
+    for (gv, xv) in gr.iter().zip(xr) {
+        let d = xv - xc;
+        sum += gv * d * d;
+    }
+    sum
 }
 
 /// `Σ_ij A_ij B_ij`.
