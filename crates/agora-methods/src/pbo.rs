@@ -78,6 +78,7 @@ pub struct Pbo {
     seed: u64,
     points: Vec<Vec<f64>>,
     comps: Vec<Comparison>,
+    raters: Vec<Option<String>>,
     ties: usize,
     answered: usize,
     open: Option<(Query, Vec<Vec<f64>>)>,
@@ -105,6 +106,7 @@ impl Pbo {
             seed,
             points: Vec::new(),
             comps: Vec::new(),
+            raters: Vec::new(),
             ties: 0,
             answered: 0,
             open: None,
@@ -122,6 +124,12 @@ impl Pbo {
     /// Comparisons recorded so far (ties excluded).
     pub fn comparisons(&self) -> &[Comparison] {
         &self.comps
+    }
+
+    /// Who gave each comparison (aligned with [`Pbo::comparisons`]; `None` when the answer
+    /// named no rater).
+    pub fn raters(&self) -> &[Option<String>] {
+        &self.raters
     }
 
     /// Ties ("can't tell") recorded so far.
@@ -235,13 +243,14 @@ impl Strategy for Pbo {
         };
         answer.check_against(&q)?;
         match &answer.kind {
-            AnswerKind::Choice { winner, .. } => {
+            AnswerKind::Choice { winner, rater } => {
                 let idx: Vec<usize> = options.iter().map(|x| self.point_index(x)).collect();
                 let w = idx[*winner];
                 let mut informative = false;
                 for (k, &l) in idx.iter().enumerate() {
                     if k != *winner && l != w {
                         self.comps.push(Comparison::new(w, l));
+                        self.raters.push(rater.clone());
                         informative = true;
                     }
                 }
