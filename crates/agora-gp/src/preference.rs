@@ -260,9 +260,19 @@ fn find_mode(
         let quad: f64 = centred.iter().zip(&kf).map(|(a, b)| a * b).sum();
         (0.5 * quad - ll, ll, g, lam, dlam, kf)
     };
+    // A warm start (the mode for other hyperparameters or data) can carry components along
+    // K's near-null directions that K⁻¹ magnifies enormously; start from the prior mean
+    // whenever that is better.
+    let prior_start = vec![mean0; n];
     let mut f: Vec<f64> = match start {
-        Some(s) if s.len() == n && s.iter().all(|v| v.is_finite()) => s.to_vec(),
-        _ => vec![mean0; n],
+        Some(s) if s.len() == n && s.iter().all(|v| v.is_finite()) => {
+            if eval(s).0 < eval(&prior_start).0 {
+                s.to_vec()
+            } else {
+                prior_start
+            }
+        }
+        _ => prior_start,
     };
     let (mut s_val, mut ll, mut g, mut lam, mut dlam, mut kf) = eval(&f);
     let mut iters = 0;

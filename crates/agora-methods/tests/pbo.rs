@@ -141,3 +141,36 @@ fn ties_best_of_k_and_bad_answers() {
             .contains("box")
     );
 }
+
+#[test]
+fn warm_started_fits_reach_the_same_mode_as_cold_solves() {
+    // Regression: Newton warm-started from a mode for other hyperparameters once stopped far
+    // from the mode (evidence off by hundreds of nats), which misled the hyperparameter fit.
+    let p = Problem::by_name("hartmann6").unwrap();
+    let mut o = Oracle::with_rater(
+        Problem::by_name("hartmann6").unwrap(),
+        RaterModel::Probit { sigma: 0.3 },
+        3,
+    )
+    .unwrap();
+    let mut s = Pbo::new(p.space.clone(), PboConfig::new(PairRule::Eubo), 3).unwrap();
+    for _ in 0..40 {
+        let q = s.ask().unwrap();
+        s.tell(&o.answer(&q).unwrap()).unwrap();
+        let gp = s.model().unwrap();
+        let cold = agora_gp::PreferenceGp::new(
+            gp.x().to_owned(),
+            gp.comparisons().to_vec(),
+            gp.kernel().box_clone(),
+            gp.likelihood(),
+        )
+        .unwrap();
+        assert!(
+            (cold.log_evidence() - gp.log_evidence()).abs()
+                < 1e-6 * (1.0 + cold.log_evidence().abs()),
+            "warm {} vs cold {}",
+            gp.log_evidence(),
+            cold.log_evidence()
+        );
+    }
+}
