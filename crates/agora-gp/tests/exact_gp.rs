@@ -2,41 +2,15 @@
 //! finite differences, the fixtures of ../conformance/exact-gp (mpmath / BoTorch), and the
 //! BoTorch fit of ../shared/anchors/RESULTS.md §1 (copied to data/anchors).
 
+mod common;
 use agora_gp::kernel::{Kernel, Scale, Stationary, StationaryKind};
 use agora_gp::{ExactGp, GpConfig};
+use common::{floats, rows};
 use faer::Mat;
 use rand::SeedableRng;
-use std::path::PathBuf;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn conformance_dir() -> PathBuf {
-    std::env::var_os("AGORA_CONFORMANCE_DIR")
-        .map_or_else(|| repo().join("conformance"), PathBuf::from)
-}
-
-fn rows(v: &serde_json::Value) -> Vec<Vec<f64>> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap())
-                .collect()
-        })
-        .collect()
-}
-
-fn floats(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
+fn repo() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn close(actual: f64, expected: f64, abs: f64, rel: f64) -> bool {
@@ -45,18 +19,7 @@ fn close(actual: f64, expected: f64, abs: f64, rel: f64) -> bool {
 
 #[test]
 fn conformance_exact_gp_fixtures() {
-    let dir = conformance_dir().join("exact-gp");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    assert!(
-        !files.is_empty(),
-        "no exact-gp fixtures in {}",
-        dir.display()
-    );
+    let files = common::fixture_files("exact-gp");
     let mut failures = Vec::new();
     for f in &files {
         let c: serde_json::Value =

@@ -2,30 +2,12 @@
 //! of conformance/preference-gp, a brute-force optimizer, finite differences, and
 //! degenerate data.
 
+mod common;
 use agora_gp::kernel::{Kernel, Scale, Stationary, StationaryKind};
 use agora_gp::preference::merge_duplicates;
 use agora_gp::{Comparison, PrefConfig, PrefLikelihood, PreferenceGp};
+use common::{floats, rows};
 use faer::Mat;
-use std::path::PathBuf;
-
-fn conformance_dir() -> PathBuf {
-    std::env::var_os("AGORA_CONFORMANCE_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../conformance"),
-        PathBuf::from,
-    )
-}
-
-fn floats(v: &serde_json::Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
-fn rows(v: &serde_json::Value) -> Vec<Vec<f64>> {
-    v.as_array().unwrap().iter().map(floats).collect()
-}
 
 fn rbf(ls: &[f64], s: f64) -> Box<dyn Kernel> {
     let mut k = Stationary::ard(StationaryKind::Rbf, ls.len(), 1.0);
@@ -45,18 +27,7 @@ fn check(name: &str, actual: &[f64], expected: &[f64], abs: f64, rel: f64, out: 
 
 #[test]
 fn conformance_preference_gp_fixtures() {
-    let dir = conformance_dir().join("preference-gp");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    assert!(
-        !files.is_empty(),
-        "no preference-gp fixtures in {}",
-        dir.display()
-    );
+    let files = common::fixture_files("preference-gp");
     let mut failures = Vec::new();
     let mut checked = 0;
     for f in &files {
