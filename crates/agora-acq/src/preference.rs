@@ -97,13 +97,18 @@ pub struct Eubo<'m> {
     pub fixed: Option<Vec<f64>>,
 }
 
+/// Input dimension of a pair acquisition: the challenger alone, or both points.
+fn pair_dim(gp: &PreferenceGp, fixed: &Option<Vec<f64>>) -> usize {
+    if fixed.is_some() {
+        gp.dim()
+    } else {
+        2 * gp.dim()
+    }
+}
+
 impl Acquisition for Eubo<'_> {
     fn dim(&self) -> usize {
-        if self.fixed.is_some() {
-            self.gp.dim()
-        } else {
-            2 * self.gp.dim()
-        }
+        pair_dim(self.gp, &self.fixed)
     }
     fn value_grad(&self, x: &[f64], grad: Option<&mut [f64]>) -> Result<f64> {
         let d = self.gp.dim();
@@ -159,11 +164,7 @@ const LN2: f64 = std::f64::consts::LN_2;
 
 impl Acquisition for Bald<'_> {
     fn dim(&self) -> usize {
-        if self.fixed.is_some() {
-            self.gp.dim()
-        } else {
-            2 * self.gp.dim()
-        }
+        pair_dim(self.gp, &self.fixed)
     }
     fn value_grad(&self, x: &[f64], grad: Option<&mut [f64]>) -> Result<f64> {
         let d = self.gp.dim();

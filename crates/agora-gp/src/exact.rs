@@ -352,9 +352,30 @@ impl ExactGp {
     ) -> Result<ExactGp> {
         let a = noisy_gram(kernel.as_ref(), x.as_ref(), noise);
         let chol = Cholesky::new(a.as_ref())?;
+        Ok(ExactGp::with_factor(
+            kernel,
+            noise,
+            mean,
+            x,
+            ys,
+            (y_shift, y_scale),
+            chol,
+        ))
+    }
+
+    /// The model from its parts and the factor of `K + noise·I` (computes `α`).
+    fn with_factor(
+        kernel: Box<dyn Kernel>,
+        noise: f64,
+        mean: f64,
+        x: Mat<f64>,
+        ys: Vec<f64>,
+        (y_shift, y_scale): (f64, f64),
+        chol: Cholesky,
+    ) -> ExactGp {
         let r: Vec<f64> = ys.iter().map(|y| y - mean).collect();
         let alpha = chol.solve_vec(&r);
-        Ok(ExactGp {
+        ExactGp {
             kernel,
             noise,
             mean,
@@ -364,7 +385,7 @@ impl ExactGp {
             y_scale,
             chol,
             alpha,
-        })
+        }
     }
 
     /// Fit by MAP (L-BFGS-B in log hyperparameters from the configured start plus
@@ -681,18 +702,14 @@ impl ExactGp {
         });
         let mut ys = self.ys.clone();
         ys.extend(y_new.iter().map(|v| (v - self.y_shift) / self.y_scale));
-        let r: Vec<f64> = ys.iter().map(|y| y - self.mean).collect();
-        let alpha = chol.solve_vec(&r);
-        Ok(ExactGp {
-            kernel: self.kernel.clone(),
-            noise: self.noise,
-            mean: self.mean,
+        Ok(ExactGp::with_factor(
+            self.kernel.clone(),
+            self.noise,
+            self.mean,
             x,
             ys,
-            y_shift: self.y_shift,
-            y_scale: self.y_scale,
+            (self.y_shift, self.y_scale),
             chol,
-            alpha,
-        })
+        ))
     }
 }

@@ -264,17 +264,19 @@ fn find_mode(
     // K's near-null directions that K⁻¹ magnifies enormously; start from the prior mean
     // whenever that is better.
     let prior_start = vec![mean0; n];
-    let mut f: Vec<f64> = match start {
+    let at_prior = eval(&prior_start);
+    let (mut f, first) = match start {
         Some(s) if s.len() == n && s.iter().all(|v| v.is_finite()) => {
-            if eval(s).0 < eval(&prior_start).0 {
-                s.to_vec()
+            let at_start = eval(s);
+            if at_start.0 < at_prior.0 {
+                (s.to_vec(), at_start)
             } else {
-                prior_start
+                (prior_start, at_prior)
             }
         }
-        _ => prior_start,
+        _ => (prior_start, at_prior),
     };
-    let (mut s_val, mut ll, mut g, mut lam, mut dlam, mut kf) = eval(&f);
+    let (mut s_val, mut ll, mut g, mut lam, mut dlam, mut kf) = first;
     let mut iters = 0;
     for it in 0..200 {
         iters = it + 1;
