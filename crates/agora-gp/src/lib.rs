@@ -4,11 +4,15 @@
 //! indices). Kernel hyperparameters live in log space; priors are densities over the
 //! positive value itself (as in GPyTorch), so MAP estimates match BoTorch's.
 
+pub mod anchor;
+pub mod duel;
 pub mod exact;
 pub mod kernel;
 pub mod preference;
 pub mod prior;
 
+pub use anchor::{AnchorKde, NoiseModel};
+pub use duel::{DuelFit, DuelGp, DuelInference, Duels, EpOptions};
 pub use exact::{ExactGp, FitReport, GpConfig, Hyper};
 pub use kernel::{
     Kernel, ParamKind, Precomputed, Product, Scale, Spectral, Stationary, StationaryKind, Sum,

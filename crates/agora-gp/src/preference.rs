@@ -69,20 +69,20 @@ impl Comparison {
 
 /// Per-comparison likelihood terms as functions of `Δ = f_w − f_l`.
 #[derive(Debug, Clone, Copy)]
-struct Terms {
+pub(crate) struct Terms {
     /// `log P` as the MAP objective sees it (continued linearly beyond a clamp).
-    lp: f64,
+    pub(crate) lp: f64,
     /// `log P` as the evidence uses it (at the clamped z).
-    lp_evidence: f64,
+    pub(crate) lp_evidence: f64,
     /// `d log P / dΔ`.
-    r: f64,
+    pub(crate) r: f64,
     /// `λ = −d² log P / dΔ²` (at the clamped z).
-    lam: f64,
+    pub(crate) lam: f64,
     /// `dλ/dΔ` (0 beyond a clamp, where λ is constant).
-    dlam: f64,
+    pub(crate) dlam: f64,
 }
 
-fn terms(lik: PrefLikelihood, delta: f64, scale: f64) -> Terms {
+pub(crate) fn terms(lik: PrefLikelihood, delta: f64, scale: f64) -> Terms {
     match lik {
         PrefLikelihood::Probit | PrefLikelihood::ProbitClamped(_) => {
             let c = std::f64::consts::SQRT_2 * scale;

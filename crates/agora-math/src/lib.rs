@@ -2,7 +2,7 @@
 //!
 //! Nothing here knows about Gaussian processes or acquisitions (see STYLE.md): robust
 //! Cholesky with escalating jitter ([`linalg`]), normal-distribution special functions in
-//! log space ([`special`]), seeded space-filling designs ([`design`]), box-bounded
+//! log space ([`special`]), truncated-normal samplers ([`truncnorm`]), seeded space-filling designs ([`design`]), box-bounded
 //! L-BFGS-B with multistart ([`optim`]) and seeded ChaCha streams ([`rng`]).
 
 pub mod design;
@@ -10,5 +10,6 @@ pub mod linalg;
 pub mod optim;
 pub mod rng;
 pub mod special;
+pub mod truncnorm;
 
 pub use agora_core::{Error, Result};
