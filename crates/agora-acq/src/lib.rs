@@ -6,6 +6,7 @@
 pub mod analytic;
 pub mod maximize;
 pub mod preference;
+pub mod risk;
 pub mod thompson;
 
 use agora_core::Result;
@@ -13,6 +14,7 @@ use faer::MatRef;
 
 pub use analytic::{Analytic, AnalyticKind};
 pub use maximize::{BoxMaximizer, maximize_box, maximize_finite};
+pub use risk::{RiskAverse, RiskKind};
 pub use thompson::RffSample;
 
 /// A model with Gaussian posterior marginals over a continuous input.
@@ -34,6 +36,18 @@ impl Model for agora_gp::PreferenceGp {
     }
     fn predict_with_grad(&self, x: &[f64]) -> Result<(f64, f64, Vec<f64>, Vec<f64>)> {
         agora_gp::PreferenceGp::predict_with_grad(self, x)
+    }
+}
+
+impl Model for agora_gp::DuelGp {
+    fn dim(&self) -> usize {
+        agora_gp::DuelGp::dim(self)
+    }
+    fn predict(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Vec<f64>)> {
+        agora_gp::DuelGp::predict(self, xs)
+    }
+    fn predict_with_grad(&self, x: &[f64]) -> Result<(f64, f64, Vec<f64>, Vec<f64>)> {
+        agora_gp::DuelGp::predict_with_grad(self, x)
     }
 }
 
