@@ -5,7 +5,9 @@
 //! through the CLI.
 
 pub mod functions;
+pub mod hpbo;
 mod oracle;
 
 pub use functions::{TestFunction, by_name};
+pub use hpbo::{HpboProblem, OracleDensity};
 pub use oracle::{Oracle, Problem, RaterModel};
