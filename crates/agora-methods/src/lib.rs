@@ -8,10 +8,12 @@
 
 pub mod discrete;
 mod history;
+pub mod hpbo;
 pub mod pbo;
 pub mod standard;
 
 pub use history::History;
+pub use hpbo::{Bandwidth, Hpbo, HpboConfig};
 pub use pbo::{PairRule, Pbo, PboConfig};
 pub use standard::{
     GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq, by_name, method_names,
