@@ -7,6 +7,8 @@
 //! benchmarks run side by side with the Python anchors.
 
 pub mod bench;
+pub mod hpbo;
+pub mod png;
 pub mod report;
 pub mod runner;
 pub mod suites;

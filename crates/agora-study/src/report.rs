@@ -244,6 +244,7 @@ pub fn plot_regret(path: &Path, title: &str, summaries: &[&Summary]) -> Result<(
         hi = lo * 10.0;
     }
     let err = |e: &dyn std::fmt::Display| io(path, e);
+    crate::png::ensure_fonts();
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)

@@ -85,9 +85,11 @@ pub fn suites() -> Vec<Suite> {
     ]
 }
 
-/// Names of the suites.
+/// Names of the suites (the grid suites, then `hpbo`, which has its own runner and metrics).
 pub fn suite_names() -> Vec<&'static str> {
-    suites().iter().map(|s| s.name).collect()
+    let mut v: Vec<&'static str> = suites().iter().map(|s| s.name).collect();
+    v.push("hpbo");
+    v
 }
 
 /// Run one suite into `out` and write its `report.md`; returns the summaries.
@@ -130,7 +132,9 @@ pub fn reproduce(
     progress: bool,
 ) -> Result<Vec<(String, Vec<Summary>)>> {
     let all = suites();
+    let with_hpbo = matches!(name, None | Some("hpbo"));
     let chosen: Vec<&Suite> = match name {
+        Some("hpbo") => vec![],
         Some(n) => vec![
             all.iter()
                 .find(|s| s.name == n)
@@ -145,6 +149,14 @@ pub fn reproduce(
         let sums = run_suite(s, quick, &dir, progress)?;
         let _ = writeln!(index, "- [{}]({}/report.md): {}", s.title, s.name, s.name);
         results.push((s.name.to_string(), sums));
+    }
+    if with_hpbo {
+        crate::hpbo::reproduce(quick, &out.join("hpbo"), progress)?;
+        let _ = writeln!(
+            index,
+            "- [Heteroscedastic preferential BO (Sinaga et al. 2024)](hpbo/report.md): hpbo"
+        );
+        results.push(("hpbo".to_string(), Vec::new()));
     }
     report::write_file(&out.join("report.md"), &index)?;
     Ok(results)
