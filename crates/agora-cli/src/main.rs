@@ -106,6 +106,19 @@ enum Bench {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Heteroscedastic PBO: wall time per acquisition round at rounds 10, 50, 100, and
+    /// optionally of the whole `reproduce hpbo` suite.
+    Hpbo {
+        /// Seeds per (problem, method) (0..N).
+        #[arg(long, default_value_t = 3)]
+        seeds: u64,
+        /// Also run the full `reproduce hpbo` suite (into a temporary folder) and time it.
+        #[arg(long)]
+        suite: bool,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Standard BO loop on Hartmann6 (RESULTS.md §3).
     Bo {
         /// agora methods to run.
@@ -238,6 +251,24 @@ fn main() -> Result<()> {
                 );
                 if let Some(p) = json {
                     write_json(&p, &row)?;
+                }
+            }
+            Bench::Hpbo { seeds, suite, json } => {
+                let rows = agora_study::hpbo::bench(seeds)?;
+                println!("{}", agora_study::hpbo::bench_table(&rows));
+                if suite {
+                    let dir = std::env::temp_dir()
+                        .join(format!("agora-bench-hpbo-{}", std::process::id()));
+                    let t0 = std::time::Instant::now();
+                    agora_study::hpbo::reproduce(false, &dir, progress)?;
+                    println!(
+                        "full `reproduce hpbo` suite: {:.1} s wall (records in {})",
+                        t0.elapsed().as_secs_f64(),
+                        dir.display()
+                    );
+                }
+                if let Some(p) = json {
+                    write_json(&p, &rows)?;
                 }
             }
             Bench::Bo {

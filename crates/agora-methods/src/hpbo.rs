@@ -338,11 +338,8 @@ impl Strategy for Hpbo {
         }
         self.open = None;
         self.answered += 1;
-        if let Err(e) = self.update_model() {
-            // Keep the state consistent: the answer stays recorded, the model is stale.
-            return Err(e);
-        }
-        Ok(())
+        // A failed model update keeps the answer (nothing told is lost) and reports the error.
+        self.update_model()
     }
 
     fn recommend(&self) -> Option<(Point, f64)> {
