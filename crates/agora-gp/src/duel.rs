@@ -23,7 +23,7 @@
 //! - **Laplace**: Newton's method on `Δ` (Rasmussen & Williams Alg. 3.1 with `K → C`) with a
 //!   backtracking line search; `τ = λ(Δ̂)`, `α = ∇ log p(Δ̂)`. Its log evidence
 //!   `−½ aᵀΔ̂ + Σ log Φ(Δ̂_k/s_k) − Σ log L_ii` is the Chu–Ghahramani
-//!   `S(f̂) + ½ log|I + LΛ|` of the note's corrected Eq. S7 ([ERRATUM] §2.6), with its exact
+//!   `S(f̂) + ½ log|I + LΛ|` of the note's corrected Eq. S7 (\[ERRATUM\] §2.6), with its exact
 //!   gradient in the kernel hyperparameters (R&W Alg. 5.1 with `K → C`).
 //! - **Expectation propagation** (Minka 2001; R&W §3.6 with `K → C`): Gaussian sites on each
 //!   `Δ_k`, parallel updates with damping, until the site parameters change by less than a

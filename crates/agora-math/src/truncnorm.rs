@@ -19,7 +19,7 @@ const ROBERT_SWITCH: f64 = 0.257;
 /// For `lower ≤ 0.257`, rejection from N(0, 1) (acceptance ≥ 0.4). Above, Robert's (1995)
 /// translated exponential proposal `z = lower + E`, `E ~ Exp(rate α)` with the optimal
 /// `α = (lower + √(lower² + 4)) / 2`, accepted with probability `exp(−(z − α)² / 2)`.
-/// (The note's [REVIEWED] remark: numpy's `exponential(α)` takes a *scale*; the rate is
+/// (The note's \[REVIEWED\] remark: numpy's `exponential(α)` takes a *scale*; the rate is
 /// what Robert's algorithm needs.) Exact in the far tail: no `Φ` inversion is involved.
 pub fn std_normal_above<R: Rng + ?Sized>(lower: f64, rng: &mut R) -> f64 {
     if lower <= ROBERT_SWITCH {
@@ -59,7 +59,7 @@ pub fn std_normal_above_mean(lower: f64) -> f64 {
 /// Each sweep visits the coordinates in order and draws `v_j` from its conditional
 /// `N(v_j − (Qv)_j / Q_jj, 1 / Q_jj)` truncated to `(−∞, 0]`, with `Q = Σ⁻¹`. The paper
 /// prints the mean as `(Qv)_j / Q_jj`; the zero-mean conditional is
-/// `−Σ_{k≠j} Q_jk v_k / Q_jj = v_j − (Qv)_j / Q_jj` ([ERRATUM] in the note, §2.5).
+/// `−Σ_{k≠j} Q_jk v_k / Q_jj = v_j − (Qv)_j / Q_jj` (\[ERRATUM\] in the note, §2.5).
 ///
 /// The sampler needs the precision matrix itself (one row per coordinate update), so `Σ`
 /// is factored once with the robust Cholesky and inverted from the factor. `start` must be

@@ -918,7 +918,7 @@ pub fn bench(seeds: u64) -> Result<Vec<HpboBenchRow>> {
     Ok(rows)
 }
 
-/// The table of [`bench`].
+/// The table of [`bench()`].
 pub fn bench_table(rows: &[HpboBenchRow]) -> String {
     let mut md = String::from(
         "| problem | method | round t | duels | median s/round | mean s/round (t±2) |\n|---|---|---|---|---|---|\n",
