@@ -678,19 +678,30 @@ fn ep(
         let (mu, var, _, _) = marginals(&tau, &nu)?;
         let mut change: f64 = 0.0;
         for k in 0..m {
+            // A marginal variance lost to cancellation (near-deterministic duels) or an
+            // improper cavity: leave this site as it is for this sweep.
+            if !(var[k] > 1e-12 * c[(k, k)].max(1e-300)) {
+                continue;
+            }
             let tau_c = 1.0 / var[k] - tau[k];
             let nu_c = mu[k] / var[k] - nu[k];
-            if tau_c <= 0.0 {
-                continue; // cavity not proper: skip this site this sweep
+            if !(tau_c > 0.0 && tau_c.is_finite() && nu_c.is_finite()) {
+                continue;
             }
             let (mc, vc) = (nu_c / tau_c, 1.0 / tau_c);
             let sd = (s2[k] + vc).sqrt();
             let z = mc / sd;
             let h = (log_norm_pdf(z) - log_ndtr(z)).exp();
             let mhat = mc + vc * h / sd;
-            let vhat = vc - vc * vc * h * (z + h) / (sd * sd);
-            let tau_new = (1.0 / vhat - tau_c).max(0.0);
+            // Probit moment matching shrinks the variance by the factor 1 − vc·h(z+h)/sd² in
+            // (0, 1); keep it there numerically and cap site precisions at 1e12.
+            let shrink = (vc * h * (z + h) / (sd * sd)).clamp(0.0, 1.0 - 1e-12);
+            let vhat = vc * (1.0 - shrink);
+            let tau_new = (1.0 / vhat - tau_c).clamp(0.0, 1e12);
             let nu_new = mhat / vhat - nu_c;
+            if !(tau_new.is_finite() && nu_new.is_finite()) {
+                continue;
+            }
             let t = (1.0 - opts.damping) * tau[k] + opts.damping * tau_new;
             let n = (1.0 - opts.damping) * nu[k] + opts.damping * nu_new;
             change = change.max((t - tau[k]).abs()).max((n - nu[k]).abs());

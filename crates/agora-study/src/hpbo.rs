@@ -288,7 +288,12 @@ pub fn run_experiments(exps: &[HpboExperiment], progress: bool) -> Result<Vec<Hp
     let results: Vec<Result<Vec<HpboRecord>>> = jobs
         .par_iter()
         .map(|(e, m, p, s)| {
-            let r = run_one(&e.name, m, p, *s, e.iters);
+            let r = run_one(&e.name, m, p, *s, e.iters).map_err(|err| {
+                agora_core::Error::Numerical(format!(
+                    "experiment {}, method {}, problem {p}, seed {s}: {err}",
+                    e.name, m.label
+                ))
+            });
             bar.inc(1);
             r
         })
