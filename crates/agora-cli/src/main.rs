@@ -174,6 +174,10 @@ fn main() -> Result<()> {
             );
             println!("          (also ackley<d>, levy<d>, griewank<d>, rosenbrock<d>)");
             println!(
+                "hpbo:     acquisitions anpei, rahbo, ei, ucb; inference hb, laplace, ep; problems {}",
+                agora_problems::hpbo::HPBO_PROBLEMS.join(", ")
+            );
+            println!(
                 "suites:   {}",
                 agora_study::suites::suite_names().join(", ")
             );
