@@ -680,7 +680,7 @@ fn ep(
         for k in 0..m {
             // A marginal variance lost to cancellation (near-deterministic duels) or an
             // improper cavity: leave this site as it is for this sweep.
-            if !(var[k] > 1e-12 * c[(k, k)].max(1e-300)) {
+            if var[k].is_nan() || var[k] <= 1e-12 * c[(k, k)].max(1e-300) {
                 continue;
             }
             let tau_c = 1.0 / var[k] - tau[k];
