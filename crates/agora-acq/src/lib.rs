@@ -4,6 +4,7 @@
 //! [`Acquisition`] (STYLE.md: small pieces that compose). All acquisitions are maximized.
 
 pub mod analytic;
+pub mod fair;
 pub mod maximize;
 pub mod preference;
 pub mod risk;

@@ -619,6 +619,60 @@ impl ExactGp {
         Ok((mean, cov))
     }
 
+    /// The gradient, with respect to every row `x_a` of the batch `xs`, of
+    /// `Σ_i gm_i μ_i + Σ_ab gc_ab Σ_ab` (a vector–Jacobian product of the joint posterior;
+    /// `gc` symmetric), in the units of y. With `v_b = L⁻¹ k(X, x_b)`:
+    /// `∂/∂x_a = gm_a ∂μ_a + 2 Σ_{b≠a} gc_ab ∂k(x_a, x_b) − 2 ∂k(X, x_a)ᵀ L⁻ᵀ Σ_b gc_ab v_b`.
+    /// Batch acquisitions (e.g. a log-determinant information term) use it for gradients
+    /// in all `n·d` coordinates at the cost of one extra triangular solve.
+    pub fn joint_vjp(
+        &self,
+        xs: MatRef<'_, f64>,
+        gm: &[f64],
+        gc: MatRef<'_, f64>,
+    ) -> Result<Mat<f64>> {
+        let (m, d) = (xs.nrows(), self.dim());
+        if gm.len() != m {
+            return Err(Error::dim("gm", m, gm.len()));
+        }
+        if gc.nrows() != m || gc.ncols() != m {
+            return Err(Error::dim("gc rows", m, gc.nrows()));
+        }
+        let (_, v) = self.mean_and_v(xs)?;
+        let n = self.n();
+        let s2 = self.y_scale * self.y_scale;
+        // u_a = Σ_b gc_ab v_b, then z_a = L⁻ᵀ u_a (columns of an n × m matrix).
+        let mut z = Mat::from_fn(n, m, |r, a| {
+            (0..m).map(|b| gc[(a, b)] * v[(r, b)]).sum::<f64>()
+        });
+        self.chol.solve_upper_in_place(z.as_mut());
+        let mut out = Mat::zeros(m, d);
+        for a in 0..m {
+            let xa: Vec<f64> = (0..d).map(|j| xs[(a, j)]).collect();
+            let dk_train = self.kernel.grad_x(&xa, self.x.as_ref()); // n × d
+            let dk_batch = self.kernel.grad_x(&xa, xs); // m × d
+            let dself = self.kernel.diag_grad_x(&xa);
+            for j in 0..d {
+                let mut dmu = 0.0;
+                let mut dz = 0.0;
+                for r in 0..n {
+                    dmu += dk_train[(r, j)] * self.alpha[r];
+                    dz += dk_train[(r, j)] * z[(r, a)];
+                }
+                let mut g = gm[a] * dmu * self.y_scale;
+                let mut c = gc[(a, a)] * dself[j] - 2.0 * dz;
+                for b in 0..m {
+                    if b != a {
+                        c += 2.0 * gc[(a, b)] * dk_batch[(b, j)];
+                    }
+                }
+                g += c * s2;
+                out[(a, j)] = g;
+            }
+        }
+        Ok(out)
+    }
+
     /// `n_samples` joint draws of the latent function at the rows of `xs` (each a vector
     /// of length `xs.nrows()`), via a jittered Cholesky of the posterior covariance.
     pub fn sample<R: Rng + ?Sized>(

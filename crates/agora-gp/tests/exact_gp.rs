@@ -274,3 +274,46 @@ fn bad_input_is_named_and_duplicates_work() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
     assert!(ExactGp::fit(x, &[1.0, 1.0, 0.0, 0.5], &GpConfig::botorch(2), &mut rng).is_ok());
 }
+
+#[test]
+fn joint_vjp_matches_finite_differences() {
+    // 12 training points in 2-D, a 3-point batch, random weights on mean and covariance.
+    let x = Mat::from_fn(12, 2, |i, j| ((i * 7 + j * 3) % 11) as f64 / 11.0);
+    let y: Vec<f64> = (0..12).map(|i| (i as f64 * 0.7).sin()).collect();
+    let kernel = Box::new(Scale::new(
+        Box::new(Stationary::ard(StationaryKind::Rbf, 2, 0.3)),
+        0.8,
+    ));
+    let gp = ExactGp::new(x, &y, kernel, 0.01, 0.1).unwrap();
+    let xs = Mat::from_fn(3, 2, |i, j| [[0.2, 0.7], [0.55, 0.1], [0.9, 0.45]][i][j]);
+    let gm = [0.3, -1.1, 0.7];
+    let gc = Mat::from_fn(3, 3, |i, j| {
+        [[0.5, 0.2, -0.3], [0.2, 1.0, 0.4], [-0.3, 0.4, 0.8]][i][j]
+    });
+    let f = |xs: &Mat<f64>| {
+        let (m, c) = gp.predict_cov(xs.as_ref()).unwrap();
+        let mut v: f64 = m.iter().zip(&gm).map(|(a, b)| a * b).sum();
+        for a in 0..3 {
+            for b in 0..3 {
+                v += gc[(a, b)] * c[(a, b)];
+            }
+        }
+        v
+    };
+    let g = gp.joint_vjp(xs.as_ref(), &gm, gc.as_ref()).unwrap();
+    let eps = 1e-6;
+    for a in 0..3 {
+        for j in 0..2 {
+            let mut p = xs.clone();
+            p[(a, j)] += eps;
+            let mut q = xs.clone();
+            q[(a, j)] -= eps;
+            let fd = (f(&p) - f(&q)) / (2.0 * eps);
+            assert!(
+                (g[(a, j)] - fd).abs() < 1e-6,
+                "{a},{j}: {} vs {fd}",
+                g[(a, j)]
+            );
+        }
+    }
+}

@@ -11,5 +11,6 @@ pub mod optim;
 pub mod rng;
 pub mod special;
 pub mod truncnorm;
+pub mod welfare;
 
 pub use agora_core::{Error, Result};
