@@ -63,6 +63,9 @@ pub struct FairBatchUcb<'a> {
     pub noise_var: f64,
     /// Score the fairest assignment of the batch (unordered batch).
     pub permute: bool,
+    /// BO-IFU (Sim et al. C.6): score `Σ_k w_k μ_(k-th highest)`, using only the ranking
+    /// of `λ` (for the assignment), not its values. Needs `permute`.
+    pub rank_only: bool,
 }
 
 impl FairBatchUcb<'_> {
@@ -106,6 +109,16 @@ impl FairBatchUcb<'_> {
         let lam_order = ascending_order(&self.lambda);
         let mut mu_order = ascending_order(mu);
         mu_order.reverse();
+        if self.rank_only {
+            let w = self.welfare.weights(n);
+            let mut g = vec![0.0; n];
+            let mut v = 0.0;
+            for k in 0..n {
+                v += w[k] * mu[mu_order[k]];
+                g[mu_order[k]] = w[k];
+            }
+            return (v, g);
+        }
         let u: Vec<f64> = (0..n)
             .map(|k| self.lambda[lam_order[k]] + mu[mu_order[k]])
             .collect();
@@ -197,8 +210,9 @@ mod tests {
     #[test]
     fn gradients_match_finite_differences_and_assignment_is_fair() {
         let gp = gp();
-        for permute in [false, true] {
+        for (permute, rank_only) in [(false, false), (true, false), (true, true)] {
             let acq = FairBatchUcb {
+                rank_only,
                 gp: &gp,
                 welfare: Welfare::gini(0.4).unwrap(),
                 lambda: vec![3.0, 1.0, 2.2],
@@ -242,6 +256,7 @@ mod tests {
             alpha: 0.5,
             noise_var: 0.01,
             permute: false,
+            rank_only: false,
         };
         let (a, b) = (mk(vec![0.0; 3]), mk(vec![1.0, 5.0, 2.0]));
         for x in [
@@ -258,6 +273,7 @@ mod tests {
             alpha: 1.0,
             noise_var: 0.01,
             permute: false,
+            rank_only: false,
         };
         assert!(bad.validate().unwrap_err().to_string().contains("n >= 1"));
     }

@@ -6,12 +6,14 @@
 //! a model (agora-gp), an acquisition and a maximizer (agora-acq); it never re-implements
 //! them.
 
+pub mod cbo;
 pub mod discrete;
 mod history;
 pub mod hpbo;
 pub mod pbo;
 pub mod standard;
 
+pub use cbo::{Cbo, CboConfig, CboScoring, FixedGp};
 pub use history::History;
 pub use hpbo::{Bandwidth, Hpbo, HpboConfig};
 pub use pbo::{PairRule, Pbo, PboConfig};

@@ -1,0 +1,405 @@
+//! Collaborative Bayesian optimization with fair regret (Sim, Zhang, Low & Jaillet, ICML
+//! 2021, Alg. 1): `n` parties share one expensive black box; each round every party gets
+//! one query evaluated. A trusted mediator picks the batch by the fair batch UCB
+//! ([`agora_acq::fair::FairBatchUcb`]) over one shared GP with fixed hyperparameters.
+//!
+//! Variants (../shared/notes/collaborative-fair-bo.md §4):
+//! - [`CboScoring::Fairest`]: the proposed method; the batch is scored with its fairest
+//!   assignment and handed out that way (the authors use it for `ρ < 1`; at `ρ = 1` the
+//!   assignment does not change the score, and agora keeps the batch order, as they do);
+//! - [`CboScoring::RankOnly`]: BO-IFU, which uses only the ranking of `λ`: the `k`-th
+//!   highest mean is weighted `w_k` and goes to the party with the `k`-th lowest `λ`
+//!   (enforced at `ρ = 1` too);
+//! - "vary c1": `c1 ← c1 · (Σw)² / (n Σw²)`, applied once (the authors' script compounds it
+//!   every round, note §7.5).
+//!
+//! Choices (note §7): `λ` is the sum of each party's observed values including the `T0`
+//! random rounds (the code's choice); `t` in `α_t` is 1-based and counts the random rounds;
+//! the random rounds draw a scrambled Sobol sequence per party.
+
+use crate::Strategy;
+use agora_acq::fair::{FairBatchUcb, alpha_t, vary_c1_factor};
+use agora_acq::{BoxMaximizer, maximize_box};
+use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
+use agora_gp::{ExactGp, Kernel, Scale, Stationary, StationaryKind};
+use agora_math::optim::LbfgsbOptions;
+use agora_math::rng::derive_seed;
+use agora_math::welfare::Welfare;
+use faer::Mat;
+
+/// How a batch is scored and handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CboScoring {
+    /// Input `i` belongs to party `i`.
+    Fixed,
+    /// The fairest assignment (sorted means against sorted `λ`).
+    Fairest,
+    /// BO-IFU: `λ`'s ranking only.
+    RankOnly,
+}
+
+/// Fixed GP hyperparameters (the authors never refit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixedGp {
+    /// ARD lengthscales.
+    pub lengthscales: Vec<f64>,
+    /// Output scale (variance).
+    pub outputscale: f64,
+    /// Constant mean.
+    pub mean: f64,
+    /// Noise variance.
+    pub noise_var: f64,
+}
+
+impl FixedGp {
+    /// The authors' Hartmann-6 values (note §4).
+    pub fn hartmann6() -> FixedGp {
+        FixedGp {
+            lengthscales: vec![0.3, 0.3967, 0.9883, 0.3209, 0.3867, 0.3243],
+            outputscale: 0.588,
+            mean: 0.157,
+            noise_var: 0.01,
+        }
+    }
+
+    fn kernel(&self) -> Box<dyn Kernel> {
+        let d = self.lengthscales.len();
+        let mut k = Stationary::ard(StationaryKind::Rbf, d, 1.0);
+        let p: Vec<f64> = self.lengthscales.iter().map(|l| l.ln()).collect();
+        k.set_params(&p).expect("d lengthscales");
+        Box::new(Scale::new(Box::new(k), self.outputscale))
+    }
+}
+
+/// Settings of [`Cbo`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CboConfig {
+    /// Number of parties `n`.
+    pub parties: usize,
+    /// Gini parameter `ρ ∈ (0, 1]`.
+    pub rho: f64,
+    /// `c1` of `α_t`.
+    pub c1: f64,
+    /// `c2` of `α_t`.
+    pub c2: f64,
+    /// Apply the "vary c1" factor once.
+    pub vary_c1: bool,
+    /// Random rounds `T0`.
+    pub n_init: usize,
+    /// Scoring.
+    pub scoring: CboScoring,
+    /// The GP.
+    pub gp: FixedGp,
+    /// Maximizer over the joint `n·d` box.
+    pub maximizer: BoxMaximizer,
+}
+
+impl CboConfig {
+    /// The Hartmann-6 protocol of the note (n = 3, T0 = 10, c1 = 0.08, c2 = 5), proposed
+    /// method (fairest assignment for `ρ < 1`).
+    pub fn hartmann6(rho: f64) -> CboConfig {
+        CboConfig {
+            parties: 3,
+            rho,
+            c1: 0.08,
+            c2: 5.0,
+            vary_c1: false,
+            n_init: 10,
+            scoring: if rho < 1.0 {
+                CboScoring::Fairest
+            } else {
+                CboScoring::Fixed
+            },
+            gp: FixedGp::hartmann6(),
+            maximizer: BoxMaximizer {
+                raw_samples: 1024,
+                restarts: 8,
+                lbfgs: LbfgsbOptions {
+                    max_iter: 100,
+                    ..LbfgsbOptions::default()
+                },
+                boltzmann_eta: Some(2.0),
+            },
+        }
+    }
+}
+
+/// Collaborative fair BO over a box.
+#[derive(Debug, Clone)]
+pub struct Cbo {
+    space: Space,
+    cfg: CboConfig,
+    seed: u64,
+    welfare: Welfare,
+    c1: f64,
+    x: Vec<Vec<f64>>,
+    y: Vec<f64>,
+    lambda: Vec<f64>,
+    rounds: usize,
+    gp: Option<ExactGp>,
+    open: Option<(Query, Vec<Vec<f64>>)>,
+}
+
+impl Cbo {
+    /// Errors name `parties` (0), `rho` (outside (0, 1]), the GP settings, or a non-box space.
+    pub fn new(space: Space, cfg: CboConfig, seed: u64) -> Result<Cbo> {
+        space.validate()?;
+        if !matches!(space, Space::Box { .. }) {
+            return Err(Error::invalid("space", "collaborative BO searches a box"));
+        }
+        if cfg.parties == 0 {
+            return Err(Error::invalid(
+                "parties",
+                "needs at least one party (n >= 1)",
+            ));
+        }
+        let welfare = Welfare::gini(cfg.rho)?;
+        if cfg.gp.lengthscales.len() != space.dim() {
+            return Err(Error::dim(
+                "lengthscales",
+                space.dim(),
+                cfg.gp.lengthscales.len(),
+            ));
+        }
+        for (name, v) in [
+            ("outputscale", cfg.gp.outputscale),
+            ("noise_var", cfg.gp.noise_var),
+            ("c2", cfg.c2),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::invalid(
+                    name,
+                    format!("must be finite and > 0, got {v}"),
+                ));
+            }
+        }
+        if !(cfg.c1.is_finite() && cfg.c1 >= 0.0) {
+            return Err(Error::invalid(
+                "c1",
+                format!("must be finite and >= 0, got {}", cfg.c1),
+            ));
+        }
+        let w = welfare.weights(cfg.parties);
+        let c1 = if cfg.vary_c1 {
+            cfg.c1 * vary_c1_factor(&w)
+        } else {
+            cfg.c1
+        };
+        Ok(Cbo {
+            lambda: vec![0.0; cfg.parties],
+            space,
+            welfare,
+            c1,
+            cfg,
+            seed,
+            x: Vec::new(),
+            y: Vec::new(),
+            rounds: 0,
+            gp: None,
+            open: None,
+        })
+    }
+
+    /// Cumulative observed utility of each party (`λ`).
+    pub fn lambda(&self) -> &[f64] {
+        &self.lambda
+    }
+
+    /// Rounds answered.
+    pub fn rounds(&self) -> usize {
+        self.rounds
+    }
+
+    /// The exploration weight the next round uses.
+    pub fn alpha(&self) -> f64 {
+        alpha_t(
+            self.c1,
+            self.cfg.c2,
+            &self.welfare.weights(self.cfg.parties),
+            self.space.dim(),
+            self.rounds + 1,
+        )
+    }
+
+    fn propose(&self) -> Result<Vec<Vec<f64>>> {
+        let (n, d) = (self.cfg.parties, self.space.dim());
+        let Some(gp) = self.gp.as_ref().filter(|_| self.rounds >= self.cfg.n_init) else {
+            // Random round: the round-th point of each party's own scrambled Sobol sequence.
+            return (0..n)
+                .map(|i| {
+                    let pts = agora_math::design::sobol(
+                        self.cfg.n_init.max(1),
+                        d,
+                        derive_seed(self.seed, &[i as u64, 0xC0]),
+                    )?;
+                    Ok(pts[self.rounds.min(pts.len() - 1)].clone())
+                })
+                .collect();
+        };
+        let acq = FairBatchUcb {
+            gp,
+            welfare: self.welfare,
+            lambda: self.lambda.clone(),
+            alpha: self.alpha(),
+            noise_var: self.cfg.gp.noise_var,
+            permute: self.cfg.scoring != CboScoring::Fixed,
+            rank_only: self.cfg.scoring == CboScoring::RankOnly,
+        };
+        acq.validate()?;
+        let (x, _) = maximize_box(
+            &acq,
+            &self.cfg.maximizer,
+            &[],
+            None,
+            derive_seed(self.seed, &[self.rounds as u64, 0xC1]),
+        )?;
+        let perm = acq.assign(&x)?;
+        Ok((0..n)
+            .map(|p| x[perm[p] * d..(perm[p] + 1) * d].to_vec())
+            .collect())
+    }
+}
+
+impl Strategy for Cbo {
+    fn name(&self) -> String {
+        format!("cbo-rho{}", self.cfg.rho)
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        if let Some((q, _)) = &self.open {
+            return Ok(q.clone());
+        }
+        let xs = self
+            .propose()?
+            .into_iter()
+            .map(|x| self.space.canonicalize(&x))
+            .collect::<Result<Vec<_>>>()?;
+        let q = Query {
+            id: self.rounds as u64,
+            kind: QueryKind::Evaluate {
+                points: xs.iter().map(|x| Point::Unit(x.clone())).collect(),
+            },
+        };
+        self.open = Some((q.clone(), xs));
+        Ok(q)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        let Some((q, xs)) = self.open.clone() else {
+            return Err(Error::State("no open query: call ask before tell".into()));
+        };
+        answer.check_against(&q)?;
+        let AnswerKind::Values { values } = &answer.kind else {
+            return Err(Error::invalid(
+                "answer",
+                "collaborative BO needs one value per party",
+            ));
+        };
+        let d = self.space.dim();
+        let new_x = Mat::from_fn(xs.len(), d, |i, j| xs[i][j]);
+        let gp = match &self.gp {
+            Some(gp) => gp.condition(new_x.as_ref(), values)?,
+            None => ExactGp::new(
+                new_x,
+                values,
+                self.cfg.gp.kernel(),
+                self.cfg.gp.noise_var,
+                self.cfg.gp.mean,
+            )?,
+        };
+        for (i, v) in values.iter().enumerate() {
+            self.lambda[i] += v;
+        }
+        self.x.extend(xs);
+        self.y.extend(values.iter().copied());
+        self.gp = Some(gp);
+        self.open = None;
+        self.rounds += 1;
+        Ok(())
+    }
+
+    fn recommend(&self) -> Option<(Point, f64)> {
+        let i = (0..self.y.len()).max_by(|a, b| self.y[*a].total_cmp(&self.y[*b]))?;
+        Some((Point::Unit(self.x[i].clone()), self.y[i]))
+    }
+
+    fn n_answered(&self) -> usize {
+        self.rounds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_settings_are_named() {
+        let space = Space::reals(&[(0.0, 1.0); 6]).unwrap();
+        let mut c = CboConfig::hartmann6(0.5);
+        c.parties = 0;
+        assert!(
+            Cbo::new(space.clone(), c, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("n >= 1")
+        );
+        for rho in [0.0, -0.2, 1.01, f64::NAN] {
+            let e = Cbo::new(space.clone(), CboConfig::hartmann6(rho), 0).unwrap_err();
+            assert!(e.to_string().contains("rho"), "{e}");
+        }
+        let e = Cbo::new(
+            Space::reals(&[(0.0, 1.0); 2]).unwrap(),
+            CboConfig::hartmann6(1.0),
+            0,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("lengthscales"), "{e}");
+    }
+
+    #[test]
+    fn one_round_per_party_and_deterministic() {
+        let space = Space::reals(&[(0.0, 1.0); 6]).unwrap();
+        let run = || {
+            let mut cfg = CboConfig::hartmann6(0.4);
+            cfg.n_init = 2;
+            let mut s = Cbo::new(space.clone(), cfg, 7).unwrap();
+            let mut all = Vec::new();
+            for _ in 0..4 {
+                let q = s.ask().unwrap();
+                let QueryKind::Evaluate { points } = &q.kind else {
+                    panic!()
+                };
+                assert_eq!(points.len(), 3);
+                let vals: Vec<f64> = points
+                    .iter()
+                    .map(|p| match p {
+                        Point::Unit(u) => {
+                            u.iter().map(|v| (v - 0.3).powi(2)).sum::<f64>().neg_exp()
+                        }
+                        _ => panic!(),
+                    })
+                    .collect();
+                all.push(points.clone());
+                s.tell(&Answer::values(&q, vals).unwrap()).unwrap();
+            }
+            (all, s.lambda().to_vec())
+        };
+        assert_eq!(run(), run());
+        let q = Query {
+            id: 0,
+            kind: QueryKind::Evaluate {
+                points: vec![Point::Unit(vec![0.0; 6]); 3],
+            },
+        };
+        assert!(Answer::values(&q, vec![1.0, 2.0]).is_err());
+    }
+
+    trait NegExp {
+        fn neg_exp(self) -> f64;
+    }
+    impl NegExp for f64 {
+        fn neg_exp(self) -> f64 {
+            (-self).exp()
+        }
+    }
+}
