@@ -112,8 +112,8 @@ impl CboConfig {
             },
             gp: FixedGp::hartmann6(),
             maximizer: BoxMaximizer {
-                raw_samples: 1024,
-                restarts: 8,
+                raw_samples: 2048,
+                restarts: 16,
                 lbfgs: LbfgsbOptions {
                     max_iter: 100,
                     ..LbfgsbOptions::default()

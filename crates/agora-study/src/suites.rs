@@ -89,6 +89,7 @@ pub fn suites() -> Vec<Suite> {
 pub fn suite_names() -> Vec<&'static str> {
     let mut v: Vec<&'static str> = suites().iter().map(|s| s.name).collect();
     v.push("hpbo");
+    v.push("cbo");
     v
 }
 
@@ -133,8 +134,9 @@ pub fn reproduce(
 ) -> Result<Vec<(String, Vec<Summary>)>> {
     let all = suites();
     let with_hpbo = matches!(name, None | Some("hpbo"));
+    let with_cbo = matches!(name, None | Some("cbo"));
     let chosen: Vec<&Suite> = match name {
-        Some("hpbo") => vec![],
+        Some("hpbo") | Some("cbo") => vec![],
         Some(n) => vec![
             all.iter()
                 .find(|s| s.name == n)
@@ -157,6 +159,14 @@ pub fn reproduce(
             "- [Heteroscedastic preferential BO (Sinaga et al. 2024)](hpbo/report.md): hpbo"
         );
         results.push(("hpbo".to_string(), Vec::new()));
+    }
+    if with_cbo {
+        crate::cbo::reproduce(quick, &out.join("cbo"), progress)?;
+        let _ = writeln!(
+            index,
+            "- [Collaborative BO with fair regret (Sim et al. 2021)](cbo/report.md): cbo"
+        );
+        results.push(("cbo".to_string(), Vec::new()));
     }
     report::write_file(&out.join("report.md"), &index)?;
     Ok(results)
