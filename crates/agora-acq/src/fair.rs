@@ -138,7 +138,7 @@ impl FairBatchUcb<'_> {
             return Ok((0..n).collect());
         }
         let (mu, _) = self.gp.predict(self.batch(x).as_ref())?;
-        Ok(fairest_assignment(&self.lambda, &mu))
+        fairest_assignment(&self.lambda, &mu)
     }
 }
 

@@ -22,6 +22,20 @@ pub struct BoxMaximizer {
     /// standardized raw values (BoTorch's Boltzmann `initialize_q_batch`), which spreads
     /// starts over several modes.
     pub boltzmann_eta: Option<f64>,
+    /// Local search by projected Adam instead of L-BFGS-B (`None`: L-BFGS-B). Adam keeps
+    /// moving through kinks (sorted or permuted batch scores), where a quasi-Newton line
+    /// search stalls.
+    pub adam: Option<AdamOptions>,
+}
+
+/// Projected Adam ascent (Kingma & Ba 2015; β₁ = 0.9, β₂ = 0.999, ε = 1e-8): each step
+/// moves `lr · m̂ / (√v̂ + ε)` and clamps to the box; the best point seen is kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdamOptions {
+    /// Steps per start.
+    pub steps: usize,
+    /// Step size.
+    pub lr: f64,
 }
 
 impl Default for BoxMaximizer {
@@ -34,6 +48,7 @@ impl Default for BoxMaximizer {
                 ..LbfgsbOptions::default()
             },
             boltzmann_eta: Some(2.0),
+            adam: None,
         }
     }
 }
@@ -96,6 +111,19 @@ pub fn maximize_box(
         .map(|x| x.iter().zip(&s).map(|(xi, si)| xi / si).collect())
         .collect();
     let (mut best_x, mut best_v) = (raw[order[0]].clone(), vals[order[0]]);
+    if let Some(adam) = opts.adam {
+        use rayon::prelude::*;
+        let runs: Vec<(Vec<f64>, f64)> = starts
+            .par_iter()
+            .map(|x0| adam_ascent(acq, x0, adam))
+            .collect();
+        for (x, v) in runs {
+            if v > best_v {
+                (best_x, best_v) = (x, v);
+            }
+        }
+        return Ok((best_x, best_v));
+    }
     // A failed local search leaves the best raw sample as the answer.
     let minima = optim::multistart(&neg, &zstarts, &bounds, opts.lbfgs).unwrap_or_default();
     if let Some(m) = optim::best(&minima)
@@ -105,6 +133,40 @@ pub fn maximize_box(
         best_v = -m.f;
     }
     Ok((best_x, best_v))
+}
+
+/// Projected Adam from `x0` on `[0, 1]^d`; returns the best point seen and its value.
+fn adam_ascent(acq: &dyn Acquisition, x0: &[f64], o: AdamOptions) -> (Vec<f64>, f64) {
+    let d = x0.len();
+    let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8);
+    let mut x = x0.to_vec();
+    let mut m = vec![0.0; d];
+    let mut v = vec![0.0; d];
+    let mut g = vec![0.0; d];
+    let (mut best_x, mut best_v) = (x.clone(), f64::NEG_INFINITY);
+    for step in 1..=o.steps.max(1) {
+        let Ok(val) = acq.value_grad(&x, Some(&mut g)) else {
+            break;
+        };
+        if !val.is_finite() || g.iter().any(|gi| !gi.is_finite()) {
+            break;
+        }
+        if val > best_v {
+            (best_x, best_v) = (x.clone(), val);
+        }
+        let (c1, c2) = (1.0 - b1.powi(step as i32), 1.0 - b2.powi(step as i32));
+        for j in 0..d {
+            m[j] = b1 * m[j] + (1.0 - b1) * g[j];
+            v[j] = b2 * v[j] + (1.0 - b2) * g[j] * g[j];
+            x[j] = (x[j] + o.lr * (m[j] / c1) / ((v[j] / c2).sqrt() + eps)).clamp(0.0, 1.0);
+        }
+    }
+    if let Ok(val) = acq.value_grad(&x, None)
+        && val > best_v
+    {
+        (best_x, best_v) = (x, val);
+    }
+    (best_x, best_v)
 }
 
 /// The best index, then `k − 1` more drawn without replacement with weights

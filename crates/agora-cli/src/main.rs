@@ -119,6 +119,16 @@ enum Bench {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Collaborative fair BO on Hartmann-6d: time per joint 18-D round and R_T/n at ρ = 1
+    /// and 0.2, beside the authors' code (RESULTS-collaborative-bo.md).
+    Cbo {
+        /// Runs per ρ (the authors' seeds, in order).
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Standard BO loop on Hartmann6 (RESULTS.md §3).
     Bo {
         /// agora methods to run.
@@ -274,6 +284,14 @@ fn main() -> Result<()> {
                 if let Some(p) = json {
                     write_json(&p, &rows)?;
                 }
+            }
+            Bench::Cbo { runs, json } => {
+                let rows = agora_study::cbo::bench(runs)?;
+                emit(
+                    &agora_study::cbo::bench_table(&rows),
+                    &rows,
+                    json.as_deref(),
+                )?;
             }
             Bench::Bo {
                 methods,

@@ -269,6 +269,11 @@ impl NoiseModel {
         }
     }
 
+    /// Input dimension of the anchors (`None` for constant noise).
+    pub fn dim(&self) -> Option<usize> {
+        self.kde().map(|k| k.anchors.ncols())
+    }
+
     /// The anchor KDE, if any.
     pub fn kde(&self) -> Option<&AnchorKde> {
         match self {
@@ -409,7 +414,7 @@ mod tests {
         assert!(e.to_string().contains("bandwidth"), "{e}");
         let kde = AnchorKde::new(mat(&[&[0.2]]), 0.1).unwrap();
         let e = NoiseModel::anchors(0.0, kde.clone()).unwrap_err();
-        assert!(e.to_string().contains('a'), "{e}");
+        assert!(e.to_string().contains("noise scale"), "{e}");
         assert!(NoiseModel::anchors(f64::NAN, kde).is_err());
         let e = AnchorKde::fit_loo(mat(&[&[0.2]])).unwrap_err();
         assert!(e.to_string().contains("at least 2"), "{e}");

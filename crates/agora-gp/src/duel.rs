@@ -233,6 +233,7 @@ fn r_apply(chol: &Cholesky, sqrt_tau: &[f64], x: &[f64]) -> Vec<f64> {
 
 /// Laplace mode of the differences: `(a, Δ̂, log evidence, Newton iterations, B factor, √λ)`.
 struct LaplaceMode {
+    converged: bool,
     a: Vec<f64>,
     delta: Vec<f64>,
     log_z: f64,
@@ -264,6 +265,7 @@ fn laplace_mode(c: &Mat<f64>, s2: &[f64], warm: Option<&[f64]>) -> Result<Laplac
         }
     }
     let mut iters = 0;
+    let mut converged = false;
     for _ in 0..100 {
         iters += 1;
         let t: Vec<_> = delta.iter().zip(s2).map(|(d, s)| probit(*d, *s)).collect();
@@ -296,6 +298,7 @@ fn laplace_mode(c: &Mat<f64>, s2: &[f64], warm: Option<&[f64]>) -> Result<Laplac
         let gain = o_t - obj;
         (a, delta, obj) = (a_t, d_t, o_t);
         if gain.abs() < 1e-10 * obj.abs().max(1.0) {
+            converged = true;
             break;
         }
     }
@@ -311,6 +314,7 @@ fn laplace_mode(c: &Mat<f64>, s2: &[f64], warm: Option<&[f64]>) -> Result<Laplac
         ));
     }
     Ok(LaplaceMode {
+        converged,
         a,
         delta,
         log_z,
@@ -501,6 +505,9 @@ impl DuelGp {
         inference: DuelInference,
         rng: &mut R,
     ) -> Result<DuelGp> {
+        if let Some(nd) = noise.dim().filter(|nd| *nd != duels.dim()) {
+            return Err(Error::dim("anchors columns", duels.dim(), nd));
+        }
         let s2 = duels.noise_sums(noise);
         let c = duels.diff_cov(kernel.as_ref());
         let m = duels.len();
@@ -526,7 +533,7 @@ impl DuelGp {
                 let mode = laplace_mode(&c, &s2, None)?;
                 let info = DuelInfo {
                     iterations: mode.iters,
-                    converged: mode.iters < 100,
+                    converged: mode.converged,
                     jitter: mode.chol.jitter(),
                 };
                 (

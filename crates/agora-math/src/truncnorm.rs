@@ -22,6 +22,14 @@ const ROBERT_SWITCH: f64 = 0.257;
 /// (The note's \[REVIEWED\] remark: numpy's `exponential(α)` takes a *scale*; the rate is
 /// what Robert's algorithm needs.) Exact in the far tail: no `Φ` inversion is involved.
 pub fn std_normal_above<R: Rng + ?Sized>(lower: f64, rng: &mut R) -> f64 {
+    // Degenerate bounds: NaN propagates, +∞ has no mass above it (return the bound).
+    if !lower.is_finite() {
+        return if lower == f64::NEG_INFINITY {
+            StandardNormal.sample(rng)
+        } else {
+            lower
+        };
+    }
     if lower <= ROBERT_SWITCH {
         loop {
             let z: f64 = StandardNormal.sample(rng);
@@ -89,6 +97,12 @@ pub fn tmvn_negative_gibbs<R: Rng + ?Sized>(
         }
         None => vec![0.0; m],
     };
+    if let Some(j) = (0..m).find(|&j| !(q[(j, j)].is_finite() && q[(j, j)] > 0.0)) {
+        return Err(Error::Numerical(format!(
+            "truncated-normal Gibbs: precision diagonal {j} is {} (covariance too ill-conditioned)",
+            q[(j, j)]
+        )));
+    }
     let sd: Vec<f64> = (0..m).map(|j| (1.0 / q[(j, j)]).sqrt()).collect();
     for _ in 0..sweeps {
         for j in 0..m {

@@ -86,7 +86,10 @@ fn weighted_sorted(u: &[f64], w: &[f64]) -> (f64, Vec<f64>) {
 /// The fairest assignment of values `h` to parties with standing `lambda` (Sim et al.
 /// 2021, B.2): the party with the `k`-th lowest `λ` gets the `k`-th highest `h`. Returns
 /// `perm` with `perm[party] = index into h`. Ties break by index, deterministically.
-pub fn fairest_assignment(lambda: &[f64], h: &[f64]) -> Vec<usize> {
+pub fn fairest_assignment(lambda: &[f64], h: &[f64]) -> Result<Vec<usize>> {
+    if h.len() != lambda.len() {
+        return Err(Error::dim("values", lambda.len(), h.len()));
+    }
     let by_lambda = ascending_order(lambda);
     let mut by_h = ascending_order(h);
     by_h.reverse();
@@ -94,7 +97,7 @@ pub fn fairest_assignment(lambda: &[f64], h: &[f64]) -> Vec<usize> {
     for (k, &party) in by_lambda.iter().enumerate() {
         perm[party] = by_h[k];
     }
-    perm
+    Ok(perm)
 }
 
 #[cfg(test)]
@@ -183,7 +186,20 @@ mod tests {
             let mut b2 = a2.clone();
             b2[i] += t;
             b2[j] -= t;
-            assert!(w.value(&b2) > w.value(&a2) - 1e-12, "{a2:?} {b2:?}");
+            // Lemma 2: the gain is at least (w_l − w_h)(max(a_i, a_j) − max(b_i, b_j)) > 0,
+            // with w_l, w_h the weights of the poorer and richer of b_i, b_j in b's order.
+            let (_, gb) = w.value_grad(&b2);
+            let (wl, wh) = if b2[i] <= b2[j] {
+                (gb[i], gb[j])
+            } else {
+                (gb[j], gb[i])
+            };
+            let bound = (wl - wh) * (a2[i].max(a2[j]) - b2[i].max(b2[j]));
+            assert!(bound > 0.0);
+            assert!(
+                w.value(&b2) - w.value(&a2) >= bound - 1e-12,
+                "{a2:?} {b2:?}"
+            );
         }
     }
 
@@ -195,7 +211,7 @@ mod tests {
                 let w = Welfare::gini(0.1 + 0.8 * rng.random::<f64>()).unwrap();
                 let lambda = random_u(&mut rng, n);
                 let h = random_u(&mut rng, n);
-                let perm = fairest_assignment(&lambda, &h);
+                let perm = fairest_assignment(&lambda, &h).unwrap();
                 let best: Vec<f64> = (0..n).map(|p| lambda[p] + h[perm[p]]).collect();
                 let wb = w.value(&best);
                 for p in permutations(n) {

@@ -19,6 +19,7 @@
 
 use crate::Strategy;
 use agora_acq::fair::{FairBatchUcb, alpha_t, vary_c1_factor};
+use agora_acq::maximize::AdamOptions;
 use agora_acq::{BoxMaximizer, maximize_box};
 use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::{ExactGp, Kernel, Scale, Stationary, StationaryKind};
@@ -96,7 +97,12 @@ pub struct CboConfig {
 
 impl CboConfig {
     /// The Hartmann-6 protocol of the note (n = 3, T0 = 10, c1 = 0.08, c2 = 5), proposed
-    /// method (fairest assignment for `ρ < 1`).
+    /// method (fairest assignment for `ρ < 1`). The joint acquisition is maximized as the
+    /// authors do: 1,500 Sobol raw batches, 20 Boltzmann starts (η = 1), 150 projected Adam steps
+    /// with step 0.02 (with exact gradients here). The sorted welfare term has kinks where
+    /// L-BFGS-B's line search stalls; measured on Hartmann-6 at ρ = 0.2 (5 seeds), L-BFGS-B
+    /// from 8 / 20 / 64 starts reached R_T/n 124.9 / 118.3 / 115.8 and Adam 110.0, the
+    /// authors' 110.4.
     pub fn hartmann6(rho: f64) -> CboConfig {
         CboConfig {
             parties: 3,
@@ -112,13 +118,18 @@ impl CboConfig {
             },
             gp: FixedGp::hartmann6(),
             maximizer: BoxMaximizer {
-                raw_samples: 2048,
-                restarts: 16,
+                raw_samples: 1500,
+                restarts: 20,
                 lbfgs: LbfgsbOptions {
                     max_iter: 100,
                     ..LbfgsbOptions::default()
                 },
-                boltzmann_eta: Some(2.0),
+                // BoTorch's `initialize_q_batch` default, which the authors call.
+                boltzmann_eta: Some(1.0),
+                adam: Some(AdamOptions {
+                    steps: 150,
+                    lr: 0.02,
+                }),
             },
         }
     }
@@ -203,6 +214,11 @@ impl Cbo {
     /// Cumulative observed utility of each party (`λ`).
     pub fn lambda(&self) -> &[f64] {
         &self.lambda
+    }
+
+    /// Random rounds `T0`.
+    pub fn n_init(&self) -> usize {
+        self.cfg.n_init
     }
 
     /// Rounds answered.

@@ -105,6 +105,7 @@ impl HpboConfig {
                     ..LbfgsbOptions::default()
                 },
                 boltzmann_eta: Some(2.0),
+                adam: None,
             },
         }
     }
@@ -126,6 +127,7 @@ pub struct Hpbo {
     open: Option<(Query, Vec<Vec<f64>>)>,
     prev_winner: Option<Vec<f64>>,
     model: Option<DuelGp>,
+    refit_failures: usize,
 }
 
 impl Hpbo {
@@ -183,6 +185,7 @@ impl Hpbo {
             open: None,
             prev_winner: None,
             model: None,
+            refit_failures: 0,
         })
     }
 
@@ -201,8 +204,14 @@ impl Hpbo {
         self.ties
     }
 
-    fn n_init(&self) -> usize {
+    /// Random initial duels before the acquisition takes over.
+    pub fn n_init(&self) -> usize {
         self.cfg.n_init.unwrap_or(2 * self.space.dim() + 2)
+    }
+
+    /// Hyperparameter refits that failed (the previous hyperparameters were kept).
+    pub fn refit_failures(&self) -> usize {
+        self.refit_failures
     }
 
     fn duels(&self) -> Result<Duels> {
@@ -223,15 +232,21 @@ impl Hpbo {
         if self.last_fit == 0 || m >= self.last_fit + self.cfg.refit_every {
             let mut fit = self.cfg.fit.clone();
             fit.fit_bandwidth = matches!(self.cfg.bandwidth, Bandwidth::Evidence);
-            let (k, nz, _) = fit_duel_hypers(
+            // A failed refit keeps the previous hyperparameters (counted), so one bad
+            // evidence surface never stops a study.
+            match fit_duel_hypers(
                 self.kernel.as_ref(),
                 &duels,
                 &self.noise,
                 &fit,
                 derive_seed(self.seed, &[m as u64, 2]),
-            )?;
-            self.kernel = k;
-            self.noise = nz;
+            ) {
+                Ok((k, nz, _)) => {
+                    self.kernel = k;
+                    self.noise = nz;
+                }
+                Err(_) => self.refit_failures += 1,
+            }
             self.last_fit = m;
         }
         let mut rng = stream(self.seed, &[m as u64, 3]);
@@ -443,7 +458,7 @@ mod tests {
             0,
         )
         .unwrap_err();
-        assert!(e.to_string().contains("a"), "{e}");
+        assert!(e.to_string().contains("noise scale"), "{e}");
         let mut cfg = HpboConfig::new(RiskKind::Ei, ok, 1.0);
         cfg.bandwidth = Bandwidth::Fixed(0.1);
         assert!(Hpbo::new(space, cfg, 0).is_ok());

@@ -64,6 +64,7 @@ impl PboConfig {
                     ..LbfgsbOptions::default()
                 },
                 boltzmann_eta: Some(2.0),
+                adam: None,
             },
             merge_tol: 1e-4,
         }

@@ -12,9 +12,12 @@
 //!   of the GP prior (fixed variance 1) and `f(x_max) = 1.0520 > 0`, which keeps
 //!   `ρ = 3 f(x_max)` a penalty (§9.1, §9.8).
 //! - **Oracles** (isotropic, unit-cube standard deviation `sd`):
-//!   - Sine1D: `N(0.25, 0.125²)` in the paper's units, i.e. the standard-deviation reading
-//!     (§9.4), which is centre 0.125 and sd 0.0625 on the unit interval; `a = 0.1`,
-//!     30 anchors; `x_max = 0.25` (§9.17).
+//!   - Sine1D: `N(0.25, 0.125²)` in the paper's units (the standard-deviation reading,
+//!     §9.4), which is centre 0.125 and sd 0.0625 on the unit interval; `a = 0.1`,
+//!     30 anchors; `x_max = 0.25` (§9.17). Because the density is taken per unit-cube
+//!     length (twice its value per paper unit on `[0, 2]`), the noise at `x_max` is
+//!     `0.1·e^{−6.383} = 1.69e-4` and `MV(0.25) = 0.9995`, not the note's §6.3 values
+//!     (0.0041, 0.9877) computed per paper unit; far from the anchors it is `a` either way.
 //!   - Branin2D: centre `(0.5, 0.2)` near the maximizer `(π, 2.275)` (unit
 //!     `(0.543, 0.152)`), sd 0.1, `a = 1.0`, 30 anchors; `x_max = (π, 2.275)`, the
 //!     maximizer nearest the centre (§9.17).

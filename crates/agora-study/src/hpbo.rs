@@ -198,7 +198,7 @@ pub fn run_one(
         .map(|u| p.space.to_user_reals(u))
         .collect::<Result<_>>()?;
     let mut s = Hpbo::new(p.space.clone(), method.config(&p, anchors)?, seed)?;
-    let n_init = 2 * p.dim() + 2;
+    let n_init = s.n_init();
     let rho = p.default_rho();
     let mv_max = p.mv(&p.x_max, rho);
     let f_max = p.f_max();
