@@ -650,8 +650,8 @@ mod tests {
         let g = (2.5 + 0.2 * 3.5) / 1.2;
         assert!((m.unfairness[2] - (3.0 - g)).abs() < 1e-12);
         let direct = fair_regret_by_rounds(&f, 2.0);
-        for t in 0..3 {
-            assert!((m.fair_regret[t] - direct[t]).abs() < 1e-12);
+        for (t, d) in direct.iter().enumerate() {
+            assert!((m.fair_regret[t] - d).abs() < 1e-12);
             assert!((m.fair_regret[t] - (m.r_over_n[t] + m.unfairness[t])).abs() < 1e-12);
         }
         // Simple regrets: party 0 best 0.5, party 1 best 0.0.
