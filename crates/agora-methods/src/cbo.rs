@@ -50,6 +50,9 @@ pub struct FixedGp {
     pub mean: f64,
     /// Noise variance.
     pub noise_var: f64,
+    /// Replace the output scale by the mean observed value once the random rounds are in
+    /// (what the authors' tuning scripts end up doing, note §4).
+    pub outputscale_from_init: bool,
 }
 
 impl FixedGp {
@@ -60,15 +63,33 @@ impl FixedGp {
             outputscale: 0.588,
             mean: 0.157,
             noise_var: 0.01,
+            outputscale_from_init: false,
+        }
+    }
+
+    /// The authors' tuning GP as their scripts leave it: GPyTorch's default lengthscale
+    /// softplus(0) = 0.693 and mean 0, noise variance 0.01, output scale from the initial
+    /// observations.
+    pub fn tuning(d: usize) -> FixedGp {
+        FixedGp {
+            lengthscales: vec![std::f64::consts::LN_2; d],
+            outputscale: 1.0,
+            mean: 0.0,
+            noise_var: 0.01,
+            outputscale_from_init: true,
         }
     }
 
     fn kernel(&self) -> Box<dyn Kernel> {
+        self.kernel_with(self.outputscale)
+    }
+
+    fn kernel_with(&self, outputscale: f64) -> Box<dyn Kernel> {
         let d = self.lengthscales.len();
         let mut k = Stationary::ard(StationaryKind::Rbf, d, 1.0);
         let p: Vec<f64> = self.lengthscales.iter().map(|l| l.ln()).collect();
         k.set_params(&p).expect("d lengthscales");
-        Box::new(Scale::new(Box::new(k), self.outputscale))
+        Box::new(Scale::new(Box::new(k), outputscale))
     }
 }
 
@@ -276,6 +297,50 @@ impl Cbo {
     }
 }
 
+impl Cbo {
+    /// For a one-party instance used as solo GP-UCB: the next point (the party's own Sobol
+    /// point during the random rounds, then the maximizer of `μ + √β_t σ` with
+    /// `β_t = c1 · d · log(c2 t)`).
+    pub fn solo_ucb_point(&self) -> Result<Vec<f64>> {
+        let d = self.space.dim();
+        let Some(gp) = self.gp.as_ref().filter(|_| self.rounds >= self.cfg.n_init) else {
+            let pts = agora_math::design::sobol(
+                self.cfg.n_init.max(1),
+                d,
+                derive_seed(self.seed, &[0, 0xC0]),
+            )?;
+            return Ok(pts[self.rounds.min(pts.len() - 1)].clone());
+        };
+        let beta = (self.c1 * d as f64 * (self.cfg.c2 * (self.rounds + 1) as f64).ln()).max(0.0);
+        let acq = agora_acq::Analytic {
+            model: gp,
+            kind: agora_acq::AnalyticKind::Ucb { beta },
+        };
+        let mut m = self.cfg.maximizer;
+        m.adam = None;
+        let (x, _) = maximize_box(
+            &acq,
+            &m,
+            &[],
+            None,
+            derive_seed(self.seed, &[self.rounds as u64, 0xC2]),
+        )?;
+        Ok(x)
+    }
+
+    /// Record one observed point for a one-party instance (solo GP-UCB).
+    pub fn tell_point(&mut self, x: &[f64], y: f64) -> Result<()> {
+        let q = Query {
+            id: self.rounds as u64,
+            kind: QueryKind::Evaluate {
+                points: vec![Point::Unit(x.to_vec())],
+            },
+        };
+        self.open = Some((q.clone(), vec![x.to_vec()]));
+        self.tell(&Answer::values(&q, vec![y])?)
+    }
+}
+
 impl Strategy for Cbo {
     fn name(&self) -> String {
         format!("cbo-rho{}", self.cfg.rho)
@@ -331,6 +396,18 @@ impl Strategy for Cbo {
         self.gp = Some(gp);
         self.open = None;
         self.rounds += 1;
+        if self.cfg.gp.outputscale_from_init && self.rounds == self.cfg.n_init {
+            let s = (self.y.iter().sum::<f64>() / self.y.len() as f64).max(1e-3);
+            let d = self.space.dim();
+            let x = Mat::from_fn(self.x.len(), d, |i, j| self.x[i][j]);
+            self.gp = Some(ExactGp::new(
+                x,
+                &self.y,
+                self.cfg.gp.kernel_with(s),
+                self.cfg.gp.noise_var,
+                self.cfg.gp.mean,
+            )?);
+        }
         Ok(())
     }
 
