@@ -11,6 +11,9 @@
 //! Weights start Glorot-uniform. Training is seeded by the caller, so repeated evaluations of one input differ as real
 //! SGD runs do.
 
+// Index loops over parallel fixed-size arrays (features × classes) read as the math does.
+#![allow(clippy::needless_range_loop)]
+
 use agora_core::{Error, Result};
 use agora_math::rng::stream;
 use rand::RngExt;
