@@ -20,7 +20,7 @@
 
 use crate::Strategy;
 use agora_acq::{BoxMaximizer, RiskAverse, RiskKind, maximize_box};
-use agora_core::{Answer, AnswerKind, Error, ParamValue, Point, Query, QueryKind, Result, Space};
+use agora_core::{Answer, AnswerKind, Error, ParamValue, Point, Query, Result, Space};
 use agora_gp::duel::fit_duel_hypers;
 use agora_gp::{
     AnchorKde, DuelFit, DuelGp, DuelInference, Duels, Kernel, NoiseModel, Stationary,
@@ -317,17 +317,9 @@ impl Strategy for Hpbo {
         if let Some((q, _)) = &self.open {
             return Ok(q.clone());
         }
-        let options = self
-            .propose()?
-            .into_iter()
-            .map(|x| self.space.canonicalize(&x))
-            .collect::<Result<Vec<_>>>()?;
-        let q = Query {
-            id: self.answered as u64,
-            kind: QueryKind::Compare {
-                points: options.iter().map(|x| Point::Unit(x.clone())).collect(),
-                rater: None,
-            },
+        let (q, options) = {
+            let proposals = self.propose()?;
+            crate::compare_query(&self.space, self.answered as u64, proposals)?
         };
         self.open = Some((q.clone(), options));
         Ok(q)
@@ -370,6 +362,7 @@ impl Strategy for Hpbo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agora_core::QueryKind;
     use agora_problems::HpboProblem;
 
     fn run(problem: &HpboProblem, acq: RiskKind, seed: u64, t: usize) -> (Hpbo, Vec<Vec<f64>>) {

@@ -21,7 +21,28 @@ pub use standard::{
     GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq, by_name, method_names,
 };
 
-use agora_core::{Answer, Point, Query, Result};
+use agora_core::{Answer, Point, Query, QueryKind, Result, Space};
+
+/// A comparison query `id` over proposals in the unit cube (snapped to representable
+/// points), and the snapped options the answer will index.
+pub(crate) fn compare_query(
+    space: &Space,
+    id: u64,
+    proposals: Vec<Vec<f64>>,
+) -> Result<(Query, Vec<Vec<f64>>)> {
+    let options = proposals
+        .into_iter()
+        .map(|x| space.canonicalize(&x))
+        .collect::<Result<Vec<_>>>()?;
+    let q = Query {
+        id,
+        kind: QueryKind::Compare {
+            points: options.iter().map(|x| Point::Unit(x.clone())).collect(),
+            rater: None,
+        },
+    };
+    Ok((q, options))
+}
 
 /// An ask/tell optimizer.
 pub trait Strategy: Send + std::fmt::Debug {

@@ -16,7 +16,7 @@
 use crate::Strategy;
 use agora_acq::preference::{Bald, Eubo};
 use agora_acq::{Acquisition, BoxMaximizer, maximize_box};
-use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
+use agora_core::{Answer, AnswerKind, Error, Point, Query, Result, Space};
 use agora_gp::{Comparison, PrefConfig, PreferenceGp};
 use agora_math::optim::LbfgsbOptions;
 use agora_math::rng::{derive_seed, stream};
@@ -222,17 +222,9 @@ impl Strategy for Pbo {
         if let Some((q, _)) = &self.open {
             return Ok(q.clone());
         }
-        let options = self
-            .propose()?
-            .into_iter()
-            .map(|x| self.space.canonicalize(&x))
-            .collect::<Result<Vec<_>>>()?;
-        let q = Query {
-            id: self.answered as u64,
-            kind: QueryKind::Compare {
-                points: options.iter().map(|x| Point::Unit(x.clone())).collect(),
-                rater: None,
-            },
+        let (q, options) = {
+            let proposals = self.propose()?;
+            crate::compare_query(&self.space, self.answered as u64, proposals)?
         };
         self.open = Some((q.clone(), options));
         Ok(q)

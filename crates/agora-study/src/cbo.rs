@@ -564,20 +564,7 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
                 (s.variant.clone(), c, z)
             })
             .collect();
-        let svg = format!("{stem}.svg");
-        crate::png::ensure_fonts();
-        {
-            let path = dir.join(&svg);
-            let root = plotters::prelude::SVGBackend::new(&path, (800, 500));
-            use plotters::prelude::IntoDrawingArea;
-            crate::hpbo::draw_curves(&root.into_drawing_area(), title, y, &series)
-                .map_err(|e| agora_core::Error::invalid("out", e))?;
-        }
-        let png = crate::png::render(dir, stem, |root| {
-            crate::hpbo::draw_curves(root, title, y, &series)
-        })?;
-        figs.push(svg);
-        figs.push(png);
+        figs.extend(crate::hpbo::plot(dir, stem, title, y, &series)?);
     }
     report::write_file(&dir.join("tuning_runs.json"), &to_json(&tuning)?)?;
     let mut md = report_markdown(&sums, quick, wall, &figs);

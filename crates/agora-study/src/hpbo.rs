@@ -464,18 +464,8 @@ pub fn draw_curves<DB: DrawingBackend>(
         .y_label_formatter(&|y| format!("{y:.3}"))
         .draw()
         .map_err(|e| e.to_string())?;
-    const COLORS: [RGBColor; 8] = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(127, 127, 127),
-    ];
     for (k, (name, m, se)) in series.iter().enumerate() {
-        let color = COLORS[k % COLORS.len()].to_rgba();
+        let color = report::TAB10[k % report::TAB10.len()].to_rgba();
         let pts = |sign: f64| -> Vec<(f64, f64)> {
             m.iter()
                 .zip(se)
@@ -509,7 +499,8 @@ pub fn draw_curves<DB: DrawingBackend>(
     Ok(())
 }
 
-fn plot(
+/// Write `stem.svg` and `stem.png` of mean ± SE curves into `dir`; returns both names.
+pub(crate) fn plot(
     dir: &Path,
     stem: &str,
     title: &str,

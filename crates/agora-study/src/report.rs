@@ -212,7 +212,7 @@ pub fn write_outputs(dir: &Path, records: &[Record], summaries: &[Summary]) -> R
 }
 
 /// Distinguishable line colours (matplotlib's tab10).
-const TAB10: [RGBColor; 10] = [
+pub(crate) const TAB10: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
