@@ -5,6 +5,7 @@
 
 pub mod analytic;
 pub mod fair;
+pub mod graph;
 pub mod maximize;
 pub mod preference;
 pub mod risk;

@@ -80,7 +80,7 @@ impl FixedGp {
         }
     }
 
-    fn kernel(&self) -> Box<dyn Kernel> {
+    pub(crate) fn kernel(&self) -> Box<dyn Kernel> {
         self.kernel_with(self.outputscale)
     }
 

@@ -7,6 +7,7 @@
 //! them.
 
 pub mod cbo;
+pub mod cbo_graph;
 pub mod discrete;
 mod history;
 pub mod hpbo;
@@ -14,6 +15,7 @@ pub mod pbo;
 pub mod standard;
 
 pub use cbo::{Cbo, CboConfig, CboScoring, FixedGp};
+pub use cbo_graph::{Graph, GraphCbo, GraphCboConfig, GraphScoring, GraphSearch};
 pub use history::History;
 pub use hpbo::{Bandwidth, Hpbo, HpboConfig};
 pub use pbo::{PairRule, Pbo, PboConfig};

@@ -11,10 +11,13 @@
 //! - worst and average simple regret `max_i / mean_i min_{s≤t} (f* − f(x_s^i))`.
 
 use crate::report::{self, mean_se};
+use agora_acq::maximize::AdamOptions;
 use agora_core::{Answer, Point, QueryKind, Result};
 use agora_math::rng::stream;
 use agora_math::welfare::Welfare;
-use agora_methods::{Cbo, CboConfig, CboScoring, Strategy};
+use agora_methods::{
+    Cbo, CboConfig, CboScoring, Graph, GraphCbo, GraphCboConfig, GraphScoring, Strategy,
+};
 use agora_problems::TestFunction;
 use agora_problems::functions::Hartmann6;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -84,6 +87,12 @@ pub struct CboRun {
     pub y: Vec<Vec<f64>>,
     /// Wall seconds of each model-based round (`ask` + `tell`).
     pub round_seconds: Vec<f64>,
+    /// Graph runs: size of each model-based round's candidate product.
+    #[serde(default)]
+    pub search_batches: Vec<f64>,
+    /// Graph runs: batches the exact search scored in each model-based round.
+    #[serde(default)]
+    pub search_leaves: Vec<u64>,
 }
 
 /// Per-round metrics of one run.
@@ -206,6 +215,8 @@ pub fn run_rounds(v: &CboVariant, seed: u64, rounds: usize) -> Result<CboRun> {
         f: fs,
         y: ys,
         round_seconds: secs,
+        search_batches: Vec::new(),
+        search_leaves: Vec::new(),
     })
 }
 
@@ -533,6 +544,39 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
         .par_iter()
         .map(|(v, s)| run_tuning(*v, *s, tune_rounds))
         .collect::<Result<_>>()?;
+    // Traffic: five ρ and solo GP-UCB (cheap: milliseconds a round).
+    let traffic_rounds = if quick { 20 } else { TRAFFIC_T };
+    let traffic_seeds: &[u64] = if quick {
+        &TRAFFIC_SEEDS[..2]
+    } else {
+        &TRAFFIC_SEEDS
+    };
+    let rjobs: Vec<(Option<f64>, u64)> = tune_variants
+        .iter()
+        .flat_map(|v| traffic_seeds.iter().map(move |s| (*v, *s)))
+        .collect();
+    let traffic: Vec<CboRun> = rjobs
+        .par_iter()
+        .map(|(v, s)| run_traffic(*v, *s, traffic_rounds))
+        .collect::<Result<_>>()?;
+    let worst = if quick {
+        None
+    } else {
+        Some(traffic_worst_case()?)
+    };
+    // n = 50 tuning (ρ ≥ 0.9).
+    let t50_rounds = if quick { 4 } else { TUNING_50_T };
+    let t50_parties = 50;
+    let t50_variants: Vec<Option<f64>> = vec![Some(1.0), Some(0.9), None];
+    let t50_seeds: &[u64] = if quick { &SEEDS[..1] } else { &SEEDS };
+    let t50jobs: Vec<(Option<f64>, u64)> = t50_variants
+        .iter()
+        .flat_map(|v| t50_seeds.iter().map(move |s| (*v, *s)))
+        .collect();
+    let tuning50: Vec<CboRun> = t50jobs
+        .par_iter()
+        .map(|(v, s)| run_tuning_n(t50_parties, *v, *s, t50_rounds))
+        .collect::<Result<_>>()?;
     let wall = t0.elapsed().as_secs_f64();
     let sums = summarize(&runs);
     std::fs::create_dir_all(dir).map_err(|e| {
@@ -567,9 +611,44 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
         figs.extend(crate::hpbo::plot(dir, stem, title, y, &series)?);
     }
     report::write_file(&dir.join("tuning_runs.json"), &to_json(&tuning)?)?;
+    report::write_file(&dir.join("traffic_runs.json"), &to_json(&traffic)?)?;
+    report::write_file(&dir.join("tuning50_runs.json"), &to_json(&tuning50)?)?;
+    let (_, _, traffic_star) = traffic_graph()?;
+    for (runs, f_star, stem, name) in [
+        (&tuning, 1.0, "tuning", "tuning n = 5"),
+        (&traffic, traffic_star, "traffic", "traffic n = 8"),
+        (&tuning50, 1.0, "tuning50", "tuning n = 50"),
+    ] {
+        let ts = summarize_with(runs, f_star);
+        for (what, title, y, sel) in [
+            ("r_over_n", "R_t/n", "R_t/n", 0usize),
+            ("unfairness", "unfairness (rho_eval = 0.2)", "U_t/n - g_t", 1),
+        ] {
+            let series: Vec<(String, Vec<f64>, Vec<f64>)> = ts
+                .iter()
+                .map(|s| {
+                    let c = if sel == 0 {
+                        s.r_curve.clone()
+                    } else {
+                        s.unfair_curve.clone()
+                    };
+                    let z = vec![0.0; c.len()];
+                    (s.variant.clone(), c, z)
+                })
+                .collect();
+            figs.extend(crate::hpbo::plot(
+                dir,
+                &format!("{stem}_{what}"),
+                &format!("{name}: {title}"),
+                y,
+                &series,
+            )?);
+        }
+    }
     let mut md = report_markdown(&sums, quick, wall, &figs);
     md.push_str(&tuning_markdown(&tuning, tune_rounds));
-    md.push_str("\nNot yet run: the traffic hotspot experiment and the n = 50 tuning case.\n");
+    md.push_str(&traffic_markdown(&traffic, traffic_rounds, traffic_star, worst));
+    md.push_str(&tuning50_markdown(&tuning50, t50_rounds));
     report::write_file(&dir.join("report.md"), &md)?;
     Ok(sums)
 }
@@ -583,14 +662,25 @@ pub const TUNING_PARTIES: usize = 5;
 /// Rounds per tuning run (random rounds included), as in the authors' scripts.
 pub const TUNING_T: usize = 50;
 
-fn tuning_config(rho: f64) -> CboConfig {
+fn tuning_config(rho: f64, parties: usize) -> CboConfig {
     let mut c = CboConfig::hartmann6(rho);
-    c.parties = TUNING_PARTIES;
+    c.parties = parties;
     c.c1 = 0.01;
     // The authors' tuning script ignores --c2 and uses 1 (note §2).
     c.c2 = 1.0;
     c.n_init = 2;
     c.gp = agora_methods::FixedGp::tuning(3);
+    if parties > TUNING_PARTIES {
+        // The joint box is 3n-dimensional and the GP grows by n points a round; at n = 50
+        // the authors' 1,500 raw batches × 20 starts × 150 steps would cost minutes a round
+        // here. A smaller budget (documented in the report).
+        c.maximizer.raw_samples = 256;
+        c.maximizer.restarts = 4;
+        c.maximizer.adam = Some(AdamOptions {
+            steps: 60,
+            lr: 0.02,
+        });
+    }
     c
 }
 
@@ -599,22 +689,45 @@ fn tuning_config(rho: f64) -> CboConfig {
 /// `β_t = c1 · d · log(c2 t)`). Values are validation accuracies; `f` holds them (the
 /// authors regret against f* = 1 with U built from y).
 pub fn run_tuning(rho: Option<f64>, seed: u64, rounds: usize) -> Result<CboRun> {
+    run_tuning_n(TUNING_PARTIES, rho, seed, rounds)
+}
+
+/// [`run_tuning`] with `parties` parties; party `p` uses shard `p mod 5`, as the authors'
+/// party `s` uses split `s % 5`. Labels carry `n=…` when `parties ≠ 5`.
+pub fn run_tuning_n(
+    parties: usize,
+    rho: Option<f64>,
+    seed: u64,
+    rounds: usize,
+) -> Result<CboRun> {
     let task = agora_problems::tuning::DigitsTuning::new(TUNING_PARTIES)?;
     let space = agora_core::Space::reals(&[(0.0, 1.0); 3])?;
     let eval = |t: usize, xs: &[Vec<f64>]| -> Result<Vec<f64>> {
         xs.iter()
             .enumerate()
-            .map(|(p, u)| task.evaluate(p, u, agora_math::rng::derive_seed(seed, &[t as u64])))
+            .map(|(p, u)| {
+                // Parties beyond the fifth train with their own SGD streams.
+                let s = match p / TUNING_PARTIES {
+                    0 => agora_math::rng::derive_seed(seed, &[t as u64]),
+                    k => agora_math::rng::derive_seed(seed, &[t as u64, k as u64]),
+                };
+                task.evaluate(p % TUNING_PARTIES, u, s)
+            })
             .collect()
     };
     let (mut fs, mut secs) = (Vec::new(), Vec::new());
+    let prefix = if parties == TUNING_PARTIES {
+        String::new()
+    } else {
+        format!("n={parties} ")
+    };
     let label = match rho {
-        Some(r) => format!("rho={r}"),
-        None => "solo gp-ucb".to_string(),
+        Some(r) => format!("{prefix}rho={r}"),
+        None => format!("{prefix}solo gp-ucb"),
     };
     match rho {
         Some(r) => {
-            let mut s = Cbo::new(space.clone(), tuning_config(r), seed)?;
+            let mut s = Cbo::new(space.clone(), tuning_config(r, parties), seed)?;
             for t in 0..rounds {
                 let t0 = Instant::now();
                 let q = s.ask()?;
@@ -639,8 +752,8 @@ pub fn run_tuning(rho: Option<f64>, seed: u64, rounds: usize) -> Result<CboRun> 
             }
         }
         None => {
-            let cfg = tuning_config(1.0);
-            let mut solo: Vec<Cbo> = (0..TUNING_PARTIES)
+            let cfg = tuning_config(1.0, parties);
+            let mut solo: Vec<Cbo> = (0..parties)
                 .map(|p| {
                     let mut c = cfg.clone();
                     c.parties = 1;
@@ -675,17 +788,122 @@ pub fn run_tuning(rho: Option<f64>, seed: u64, rounds: usize) -> Result<CboRun> 
         y: fs.clone(),
         f: fs,
         round_seconds: secs,
+        search_batches: Vec::new(),
+        search_leaves: Vec::new(),
     })
 }
 
-/// Per-party simple regret at the end (`1 − best accuracy`), for individual rationality.
-pub fn final_party_sr(run: &CboRun) -> Vec<f64> {
+/// The authors' traffic seeds (note §2).
+pub const TRAFFIC_SEEDS: [u64; 10] = [911, 71, 44, 2525, 6023, 556, 3399, 4863, 5269, 9973];
+/// Rounds per traffic run, random rounds included.
+pub const TRAFFIC_T: usize = 60;
+
+/// The traffic grid as a [`Graph`] and its cell values.
+pub fn traffic_graph() -> Result<(Graph, Vec<f64>, f64)> {
+    let g = agora_problems::traffic::TrafficGrid::load()?;
+    let graph = Graph {
+        coords: g.coords.iter().map(|c| c.to_vec()).collect(),
+        neighbors: g.neighbors.clone(),
+    };
+    let f_star = g.optimum_value();
+    Ok((graph, g.values, f_star))
+}
+
+/// One traffic run: the proposed method at `Some(ρ)` (n = 8, T0 = 6, c1 = 0.1, c2 = 1,
+/// exact branch-and-bound search) or solo GP-UCB per party (`None`: each party alone with
+/// its own GP and the same candidate rule; its random cells are the same as the
+/// collaborative run's, as each party's stream depends on the seed and party only).
+/// Observations are the data's values (no noise).
+pub fn run_traffic(rho: Option<f64>, seed: u64, rounds: usize) -> Result<CboRun> {
+    let (graph, values, _) = traffic_graph()?;
+    let base = GraphCboConfig::traffic(rho.unwrap_or(1.0));
+    let n = base.parties;
+    let mut run = CboRun {
+        variant: match rho {
+            Some(r) => format!("rho={r}"),
+            None => "solo gp-ucb".into(),
+        },
+        seed,
+        f: Vec::new(),
+        y: Vec::new(),
+        round_seconds: Vec::new(),
+        search_batches: Vec::new(),
+        search_leaves: Vec::new(),
+    };
+    let nodes_of = |q: &agora_core::Query| -> Vec<usize> {
+        let QueryKind::Evaluate { points } = &q.kind else {
+            unreachable!("evaluations")
+        };
+        points
+            .iter()
+            .map(|p| match p {
+                Point::Index(i) => *i,
+                Point::Unit(_) => unreachable!("graph nodes"),
+            })
+            .collect()
+    };
+    match rho {
+        Some(_) => {
+            let mut s = GraphCbo::new(graph, base, seed)?;
+            for t in 0..rounds {
+                let t0 = Instant::now();
+                let q = s.ask()?;
+                let f: Vec<f64> = nodes_of(&q).iter().map(|&c| values[c]).collect();
+                s.tell(&Answer::values(&q, f.clone())?)?;
+                if t >= s.n_init() {
+                    run.round_seconds.push(t0.elapsed().as_secs_f64());
+                    let st = s.last_search().unwrap_or_default();
+                    run.search_batches.push(st.batches);
+                    run.search_leaves.push(st.leaves);
+                }
+                run.y.push(f.clone());
+                run.f.push(f);
+            }
+        }
+        None => {
+            // Party i of the solo runs uses party i's random stream of the collaborative
+            // run: a one-party instance seeded so that its party 0 stream equals it.
+            let mut solo: Vec<GraphCbo> = (0..n)
+                .map(|_| {
+                    let c = GraphCboConfig {
+                        parties: 1,
+                        scoring: GraphScoring::SoloUcb,
+                        ..base.clone()
+                    };
+                    GraphCbo::new(graph.clone(), c, seed)
+                })
+                .collect::<Result<_>>()?;
+            for (i, s) in solo.iter_mut().enumerate() {
+                s.set_stream_party(i);
+            }
+            for t in 0..rounds {
+                let t0 = Instant::now();
+                let mut row = Vec::with_capacity(n);
+                for s in solo.iter_mut() {
+                    let q = s.ask()?;
+                    let v = values[nodes_of(&q)[0]];
+                    s.tell(&Answer::values(&q, vec![v])?)?;
+                    row.push(v);
+                }
+                if t >= base.n_init {
+                    run.round_seconds.push(t0.elapsed().as_secs_f64());
+                }
+                run.y.push(row.clone());
+                run.f.push(row);
+            }
+        }
+    }
+    Ok(run)
+}
+
+/// Per-party simple regret at the end (`f* − best value`), for individual rationality.
+pub fn final_party_sr(run: &CboRun, f_star: f64) -> Vec<f64> {
     let n = run.f.first().map_or(0, |r| r.len());
     (0..n)
         .map(|i| {
             run.f
                 .iter()
-                .map(|r| 1.0 - r[i])
+                .map(|r| f_star - r[i])
                 .fold(f64::INFINITY, f64::min)
         })
         .collect()
@@ -703,60 +921,242 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-/// The tuning section of the report.
-pub fn tuning_markdown(runs: &[CboRun], rounds: usize) -> String {
+/// `ρ` of a collaborative variant label (`rho=0.6`, `n=50 rho=0.9`); `None` for solo.
+fn label_rho(label: &str) -> Option<f64> {
+    label.split("rho=").nth(1)?.split(' ').next()?.parse().ok()
+}
+
+/// A task's table and its two claims (smaller ρ gives lower unfairness; at the largest ρ
+/// the median party's simple regret is no worse than solo GP-UCB's).
+pub fn task_markdown(heading: &str, intro: &str, runs: &[CboRun], f_star: f64) -> String {
     let mut md = format!(
-        "\n## Hyper-parameter tuning (digits softmax regression, n = {TUNING_PARTIES}, T0 = 2, T = {rounds}, c1 = 0.01, c2 = 1)\n\n\
-         Each party tunes batch size, L2 and learning rate of a softmax regression on its own shard of the \
-         digits data (standing in for the paper's mobile-sensor data, not available); regret is 1 − validation \
-         accuracy. The GP is the authors' tuning GP as their scripts leave it (lengthscale 0.693, mean 0, \
-         output scale = mean initial accuracy, noise variance 0.01).\n\n\
-         | variant | runs | R_T/n | time-avg unfairness | worst SR at T | median party SR at T (median over runs) |\n|---|---|---|---|---|---|\n"
+        "\n## {heading}\n\n{intro}\n\n| variant | runs | R_T/n | time-avg unfairness | unfairness at T | worst SR at T | avg SR at T | median party SR at T (median over runs) |\n|---|---|---|---|---|---|---|---|\n"
     );
-    let sums = summarize_with(runs, 1.0);
+    let sums = summarize_with(runs, f_star);
     let mut med = std::collections::BTreeMap::new();
     for s in &sums {
         let mut per_run: Vec<f64> = runs
             .iter()
             .filter(|r| r.variant == s.variant)
-            .map(|r| median(&mut final_party_sr(r)))
+            .map(|r| median(&mut final_party_sr(r, f_star)))
             .collect();
         let m = median(&mut per_run);
         med.insert(s.variant.clone(), m);
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {:.4} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.4} |",
             s.variant,
             s.runs,
             ms(s.r_over_n),
             ms(s.unfairness_avg),
+            ms(s.unfairness_final),
             ms(s.worst_sr),
+            ms(s.avg_sr),
             m
         );
     }
-    let get = |l: &str| sums.iter().find(|s| s.variant == l);
-    if let (Some(a), Some(b)) = (get("rho=1"), get("rho=0.2")) {
-        let _ = writeln!(
-            md,
-            "\n- **Smaller ρ gives lower unfairness** (tuning): {} — time-averaged unfairness ρ = 1 {}, ρ = 0.2 {}.",
-            if b.unfairness_avg.0 < a.unfairness_avg.0 {
-                "supported"
+    let mut collab: Vec<(f64, &CboSummary)> = sums
+        .iter()
+        .filter_map(|s| label_rho(&s.variant).map(|r| (r, s)))
+        .collect();
+    collab.sort_by(|a, b| b.0.total_cmp(&a.0));
+    if let (Some((r_hi, hi)), Some((r_lo, lo))) = (collab.first(), collab.last()) {
+        if r_hi > r_lo {
+            let diff = hi.unfairness_avg.0 - lo.unfairness_avg.0;
+            let se = (hi.unfairness_avg.1.powi(2) + lo.unfairness_avg.1.powi(2)).sqrt();
+            let z = if se > 1e-12 {
+                format!(", {:.1} combined SE", diff / se)
             } else {
-                "not supported"
-            },
-            ms(a.unfairness_avg),
-            ms(b.unfairness_avg)
-        );
+                String::new()
+            };
+            let _ = writeln!(
+                md,
+                "\n- **Smaller ρ gives lower unfairness**: {} — time-averaged unfairness {} (ρ = {r_hi} minus ρ = {r_lo}: \
+                 {diff:.3}{z}).",
+                if diff > 0.0 {
+                    "supported"
+                } else {
+                    "not supported"
+                },
+                collab
+                    .iter()
+                    .map(|(r, s)| format!("ρ = {r} {}", ms(s.unfairness_avg)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+        }
     }
-    if let (Some(c), Some(s)) = (med.get("rho=1"), med.get("solo gp-ucb")) {
+    let solo = sums.iter().find(|s| label_rho(&s.variant).is_none());
+    if let (Some((r_hi, hi)), Some(solo)) = (collab.first(), solo) {
+        let (c, s) = (med[&hi.variant], med[&solo.variant]);
         let _ = writeln!(
             md,
-            "- **Individual rationality at ρ = 1: a party's simple regret is no worse than solo GP-UCB's in the \
+            "- **Individual rationality at ρ = {r_hi}: a party's simple regret is no worse than solo GP-UCB's in the \
              median case**: {} — median over runs of the median party's simple regret {c:.4} (collaborative) vs \
-             {s:.4} (solo).",
-            if c <= s { "supported" } else { "not supported" }
+             {s:.4} (solo); worst party {} vs {}.",
+            if c <= s { "supported" } else { "not supported" },
+            ms(hi.worst_sr),
+            ms(solo.worst_sr)
         );
     }
+    md
+}
+
+/// The tuning section of the report (n = 5).
+pub fn tuning_markdown(runs: &[CboRun], rounds: usize) -> String {
+    task_markdown(
+        &format!(
+            "Hyper-parameter tuning (digits softmax regression, n = {TUNING_PARTIES}, T0 = 2, T = {rounds}, c1 = 0.01, c2 = 1)"
+        ),
+        "Each party tunes batch size, L2 and learning rate of a softmax regression on its own shard of the \
+         digits data (standing in for the paper's mobile-sensor data, not available); regret is 1 − validation \
+         accuracy. The GP is the authors' tuning GP as their scripts leave it (lengthscale 0.693, mean 0, \
+         output scale = mean initial accuracy, noise variance 0.01).",
+        runs,
+        1.0,
+    )
+}
+
+/// Rounds of the n = 50 tuning case (random rounds included).
+pub const TUNING_50_T: usize = 20;
+
+/// The n = 50 section.
+pub fn tuning50_markdown(runs: &[CboRun], rounds: usize) -> String {
+    task_markdown(
+        &format!("Scaling: tuning with n = 50 parties (ρ ≥ 0.9, T0 = 2, T = {rounds})"),
+        &format!(
+            "The digits tuning task with 50 parties; party p trains on shard p mod 5 (the authors' party s uses \
+             split s % 5) with its own SGD stream. The joint acquisition is 150-dimensional and the GP grows by 50 \
+             points a round, so agora uses a smaller search budget here (256 raw batches, 4 starts, 60 Adam \
+             steps) and T = {rounds} rather than 50; the paper's n = 50 case (CNN) has no numbers to compare."
+        ),
+        runs,
+        1.0,
+    )
+}
+
+/// The exact traffic search on a full `8^8` instance: (exhaustive seconds, branch-and-bound
+/// seconds, batches scored by branch-and-bound, product size). Errors if the two disagree.
+pub fn traffic_worst_case() -> Result<(f64, f64, u64, f64)> {
+    let (graph, values, _) = traffic_graph()?;
+    // The GP on 48 random cells; 64 valid cells nearest the hotspot, 8 per party.
+    let cfg = GraphCboConfig::traffic(0.4);
+    let mut x = Vec::new();
+    let mut y = Vec::new();
+    let mut rng = agora_math::rng::stream(7, &[0x88]);
+    use rand::RngExt;
+    for _ in 0..48 {
+        let c = rng.random_range(0..graph.coords.len());
+        x.push(graph.coords[c].clone());
+        y.push(values[c]);
+    }
+    let d = 2;
+    let xm = faer::Mat::from_fn(x.len(), d, |i, j| x[i][j]);
+    let mut k = agora_gp::Stationary::ard(agora_gp::StationaryKind::Rbf, d, 1.0);
+    use agora_gp::Kernel as _;
+    k.set_params(&cfg.gp.lengthscales.iter().map(|l| l.ln()).collect::<Vec<_>>())?;
+    let kern = Box::new(agora_gp::Scale::new(Box::new(k), cfg.gp.outputscale));
+    let gp = agora_gp::ExactGp::new(xm, &y, kern, cfg.gp.noise_var, cfg.gp.mean)?;
+    let hot = (0..values.len())
+        .max_by(|a, b| values[*a].total_cmp(&values[*b]))
+        .expect("cells");
+    let mut near: Vec<(f64, usize)> = (0..graph.coords.len())
+        .map(|c| {
+            let dr = graph.coords[c][0] - graph.coords[hot][0];
+            let dc = graph.coords[c][1] - graph.coords[hot][1];
+            (dr * dr + dc * dc, c)
+        })
+        .collect();
+    near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let pool: Vec<usize> = near.iter().take(64).map(|p| p.1).collect();
+    let xs = faer::Mat::from_fn(64, d, |i, j| graph.coords[pool[i]][j]);
+    let (mu, cov) = gp.predict_cov(xs.as_ref())?;
+    let cands: Vec<Vec<usize>> = (0..8).map(|p| (0..8).map(|k| (k * 8 + p * 3) % 64).collect()).collect();
+    let lambda: Vec<f64> = (0..8).map(|i| 10.0 + 1.5 * i as f64).collect();
+    let welfare = agora_math::welfare::Welfare::gini(0.4)?;
+    let problem = agora_acq::graph::GraphBatch {
+        mu: &mu,
+        cov: cov.as_ref(),
+        candidates: &cands,
+        lambda: &lambda,
+        welfare,
+        alpha: agora_acq::fair::alpha_t(0.1, 1.0, &welfare.weights(8), 2, 30),
+        noise_var: cfg.gp.noise_var,
+    };
+    let t0 = Instant::now();
+    let ex = problem.exhaustive()?;
+    let t_ex = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let bb = problem.branch_and_bound()?;
+    let t_bb = t1.elapsed().as_secs_f64();
+    if ex.choice != bb.choice || ex.value != bb.value {
+        return Err(agora_core::Error::Numerical(format!(
+            "branch-and-bound {:?} ({}) differs from exhaustive {:?} ({})",
+            bb.choice, bb.value, ex.choice, ex.value
+        )));
+    }
+    Ok((t_ex, t_bb, bb.leaves, ex.batches))
+}
+
+/// The traffic section: claims plus the exact search's cost.
+pub fn traffic_markdown(
+    runs: &[CboRun],
+    rounds: usize,
+    f_star: f64,
+    worst: Option<(f64, f64, u64, f64)>,
+) -> String {
+    let mut md = task_markdown(
+        &format!("Mobility-demand hotspots (traffic grid, n = 8, T0 = 6, T = {rounds}, c1 = 0.1, c2 = 1)"),
+        &format!(
+            "The authors' traffic grid (data/traffic-grid: 2,506 valid cells, objective log(1 + demand), optimum \
+             ln 96 = {f_star:.4}; the authors' regret uses log1p(96) = 4.5747, which adds 0.0104 per party and \
+             round to R_t/n). Each party starts at the best of its 6 random cells and may only move to unvisited \
+             cells connected to its current one (then 2, 3, … steps away); cells anyone found to have zero demand \
+             count as visited for all (the appendix). The GP is the authors' `tlog44.cfg` (ℓ = (0.6276, 0.6490) \
+             in cells, output scale 0.7969, mean 1.4646, noise variance 0.0117) on raw (row, col); observations \
+             are the data (no noise). Every round's batch is the exact maximizer of the fair batch UCB over the \
+             product of the 8 candidate sets (branch-and-bound, proven equal to exhaustive search in the tests \
+             and below). The authors' traffic seeds; solo GP-UCB parties start from the same random cells."
+        ),
+        runs,
+        f_star,
+    );
+    let collab: Vec<&CboRun> = runs.iter().filter(|r| !r.search_batches.is_empty()).collect();
+    let secs: Vec<f64> = collab.iter().flat_map(|r| r.round_seconds.iter().copied()).collect();
+    let prods: Vec<f64> = collab.iter().flat_map(|r| r.search_batches.iter().copied()).collect();
+    let leaves: Vec<f64> = collab
+        .iter()
+        .flat_map(|r| r.search_leaves.iter().map(|l| *l as f64))
+        .collect();
+    if !secs.is_empty() {
+        let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let _ = writeln!(
+            md,
+            "\n**Exact search cost** ({} model-based rounds): {:.2} ms per round on average (GP update, posterior \
+             over the candidate pool and branch-and-bound), {:.1} ms at most; candidate products of {:.0} \
+             batches on average, {:.0} at most; branch-and-bound scored {:.2}% of all batches.",
+            secs.len(),
+            1e3 * mean(&secs),
+            1e3 * max(&secs),
+            mean(&prods),
+            max(&prods),
+            100.0 * leaves.iter().sum::<f64>() / prods.iter().sum::<f64>().max(1.0)
+        );
+    }
+    if let Some((t_ex, t_bb, scored, total)) = worst {
+        let _ = writeln!(
+            md,
+            "\n**Worst case** (8 parties × 8 candidates = {total:.0} batches, 64 cells around the hotspot, ρ = 0.4): \
+             exhaustive search (both cores) {t_ex:.2} s, branch-and-bound {:.2} ms scoring {scored} batches; the \
+             same batch.",
+            1e3 * t_bb
+        );
+    }
+    md.push_str(
+        "\nThe appendix: traffic R_t/n is high for every ρ because each party may only move to connected cells, \
+         and the unfairness differences are significant only at ρ ≤ 0.4.\n",
+    );
     md
 }
 
