@@ -129,6 +129,16 @@ enum Bench {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Collaborative fair BO on the traffic grid: ms per round of the exact joint search,
+    /// branch-and-bound beside exhaustive (the same batches), and the 8^8 worst case.
+    CboTraffic {
+        /// Runs per ρ (the authors' traffic seeds, in order).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Standard BO loop on Hartmann6 (RESULTS.md §3).
     Bo {
         /// agora methods to run.
@@ -289,6 +299,14 @@ fn main() -> Result<()> {
                 let rows = agora_study::cbo::bench(runs)?;
                 emit(
                     &agora_study::cbo::bench_table(&rows),
+                    &rows,
+                    json.as_deref(),
+                )?;
+            }
+            Bench::CboTraffic { runs, json } => {
+                let (rows, worst) = agora_study::cbo::bench_traffic(runs)?;
+                emit(
+                    &agora_study::cbo::bench_traffic_table(&rows, worst),
                     &rows,
                     json.as_deref(),
                 )?;

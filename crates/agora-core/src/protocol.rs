@@ -47,6 +47,26 @@ pub enum QueryKind {
         /// Who should answer (None: whoever the study's rater is).
         rater: Option<String>,
     },
+    /// Every agent of a group votes on the pair, on one channel.
+    GroupVote {
+        /// The two options.
+        points: Vec<Point>,
+        /// Public or private ballot.
+        channel: Channel,
+        /// The agents asked, in the order their votes come back.
+        agents: Vec<String>,
+    },
+}
+
+/// Who can see a vote: a show of hands (public, socially influenced) or a secret ballot
+/// (private, truthful but costly).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    /// Everyone sees everyone's vote.
+    Public,
+    /// Only the facilitator sees the vote.
+    Private,
 }
 
 /// What came back for a query.
@@ -79,6 +99,12 @@ pub enum AnswerKind {
     Tie {
         /// Who answered.
         rater: Option<String>,
+    },
+    /// One vote per agent of a group vote, in the query's agent order: the index of the
+    /// option preferred, or `None` for "can't tell" / abstained.
+    Votes {
+        /// The votes.
+        votes: Vec<Option<usize>>,
     },
 }
 
@@ -125,6 +151,31 @@ impl Answer {
                 Ok(())
             }
             (QueryKind::Compare { .. }, AnswerKind::Tie { .. }) => Ok(()),
+            (QueryKind::GroupVote { points, agents, .. }, AnswerKind::Votes { votes }) => {
+                if votes.len() != agents.len() {
+                    return Err(Error::dim("votes", agents.len(), votes.len()));
+                }
+                for (k, v) in votes.iter().enumerate() {
+                    if let Some(w) = v {
+                        if *w >= points.len() {
+                            return Err(Error::invalid(
+                                format!("votes[{k}]"),
+                                format!(
+                                    "agent {} must pick one of the {} options (0..{}) or abstain (null), got {w}",
+                                    agents[k],
+                                    points.len(),
+                                    points.len()
+                                ),
+                            ));
+                        }
+                    }
+                }
+                Ok(())
+            }
+            (QueryKind::GroupVote { .. }, _) => Err(Error::invalid(
+                "answer",
+                "a group vote needs `votes` (one winner index or null per agent)",
+            )),
             (QueryKind::Evaluate { .. }, _) => Err(Error::invalid(
                 "answer",
                 "an evaluation query needs `values`",

@@ -10,6 +10,7 @@ pub mod exact;
 pub mod kernel;
 pub mod preference;
 pub mod prior;
+pub mod social;
 
 pub use anchor::{AnchorKde, NoiseModel};
 pub use duel::{DuelFit, DuelGp, DuelInference, Duels, EpOptions};

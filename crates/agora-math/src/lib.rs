@@ -3,8 +3,10 @@
 //! Nothing here knows about Gaussian processes or acquisitions (see STYLE.md): robust
 //! Cholesky with escalating jitter ([`linalg`]), normal-distribution special functions in
 //! log space ([`special`]), truncated-normal samplers ([`truncnorm`]), seeded space-filling designs ([`design`]), box-bounded
-//! L-BFGS-B with multistart ([`optim`]) and seeded ChaCha streams ([`rng`]).
+//! L-BFGS-B with multistart ([`optim`]), an augmented-Lagrangian solver for smooth
+//! constrained problems ([`constrained`]) and seeded ChaCha streams ([`rng`]).
 
+pub mod constrained;
 pub mod design;
 pub mod linalg;
 pub mod optim;
@@ -13,4 +15,4 @@ pub mod special;
 pub mod truncnorm;
 pub mod welfare;
 
-pub use agora_core::{Error, Result};
+pub use agora_core::{Error, Result, check_finite_slice};

@@ -7,6 +7,7 @@
 pub mod functions;
 pub mod hpbo;
 mod oracle;
+pub mod pmv;
 pub mod traffic;
 pub mod tuning;
 

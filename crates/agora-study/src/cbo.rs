@@ -16,7 +16,8 @@ use agora_core::{Answer, Point, QueryKind, Result};
 use agora_math::rng::stream;
 use agora_math::welfare::Welfare;
 use agora_methods::{
-    Cbo, CboConfig, CboScoring, Graph, GraphCbo, GraphCboConfig, GraphScoring, Strategy,
+    Cbo, CboConfig, CboScoring, Graph, GraphCbo, GraphCboConfig, GraphScoring, GraphSearch,
+    Strategy,
 };
 use agora_problems::TestFunction;
 use agora_problems::functions::Hartmann6;
@@ -815,8 +816,21 @@ pub fn traffic_graph() -> Result<(Graph, Vec<f64>, f64)> {
 /// collaborative run's, as each party's stream depends on the seed and party only).
 /// Observations are the data's values (no noise).
 pub fn run_traffic(rho: Option<f64>, seed: u64, rounds: usize) -> Result<CboRun> {
+    run_traffic_with(rho, seed, rounds, GraphSearch::BranchAndBound)
+}
+
+/// [`run_traffic`] with a chosen exact search.
+pub fn run_traffic_with(
+    rho: Option<f64>,
+    seed: u64,
+    rounds: usize,
+    search: GraphSearch,
+) -> Result<CboRun> {
     let (graph, values, _) = traffic_graph()?;
-    let base = GraphCboConfig::traffic(rho.unwrap_or(1.0));
+    let base = GraphCboConfig {
+        search,
+        ..GraphCboConfig::traffic(rho.unwrap_or(1.0))
+    };
     let n = base.parties;
     let mut run = CboRun {
         variant: match rho {
@@ -1224,6 +1238,80 @@ pub fn bench_table(rows: &[CboBenchRow]) -> String {
     md
 }
 
+/// One row of `agora bench cbo-traffic`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrafficBenchRow {
+    /// Variant.
+    pub variant: String,
+    /// Runs (sequential).
+    pub runs: usize,
+    /// Mean ms per model-based round with branch-and-bound (mean ± SE over runs).
+    pub bnb_ms: (f64, f64),
+    /// Mean ms per model-based round with exhaustive search (mean ± SE over runs).
+    pub exhaustive_ms: (f64, f64),
+    /// Mean candidate product per round.
+    pub mean_batches: f64,
+    /// Both searches chose the same batches in every round of every run.
+    pub same_batches: bool,
+}
+
+/// `agora bench cbo-traffic`: full traffic runs (T = 60) at ρ = 1 and 0.4 with both exact
+/// searches, `runs` seeds each, one run at a time, plus the `8^8` worst case.
+pub fn bench_traffic(runs: usize) -> Result<(Vec<TrafficBenchRow>, (f64, f64, u64, f64))> {
+    let mut rows = Vec::new();
+    for rho in [1.0, 0.4] {
+        let (mut b, mut e, mut prods, mut same) = (Vec::new(), Vec::new(), Vec::new(), true);
+        for &seed in &TRAFFIC_SEEDS[..runs.clamp(1, TRAFFIC_SEEDS.len())] {
+            let rb = run_traffic_with(Some(rho), seed, TRAFFIC_T, GraphSearch::BranchAndBound)?;
+            let re = run_traffic_with(Some(rho), seed, TRAFFIC_T, GraphSearch::Exhaustive)?;
+            same &= rb.f == re.f;
+            let mean = |v: &[f64]| 1e3 * v.iter().sum::<f64>() / v.len().max(1) as f64;
+            b.push(mean(&rb.round_seconds));
+            e.push(mean(&re.round_seconds));
+            prods.extend(rb.search_batches.iter().copied());
+        }
+        rows.push(TrafficBenchRow {
+            variant: format!("rho={rho}"),
+            runs: b.len(),
+            bnb_ms: mean_se(&b),
+            exhaustive_ms: mean_se(&e),
+            mean_batches: prods.iter().sum::<f64>() / prods.len().max(1) as f64,
+            same_batches: same,
+        });
+    }
+    Ok((rows, traffic_worst_case()?))
+}
+
+/// The table of [`bench_traffic`].
+pub fn bench_traffic_table(rows: &[TrafficBenchRow], worst: (f64, f64, u64, f64)) -> String {
+    let mut md = String::from(
+        "| variant | runs | ms / round, branch-and-bound | ms / round, exhaustive | exhaustive / bnb | mean batches / round | same batches |\n|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {:.1}x | {:.0} | {} |",
+            r.variant,
+            r.runs,
+            ms(r.bnb_ms),
+            ms(r.exhaustive_ms),
+            r.exhaustive_ms.0 / r.bnb_ms.0,
+            r.mean_batches,
+            if r.same_batches { "yes" } else { "NO" }
+        );
+    }
+    let (t_ex, t_bb, scored, total) = worst;
+    let _ = writeln!(
+        md,
+        "\nWorst case, {total:.0} batches (8 parties × 8 candidates): exhaustive {:.1} ms, branch-and-bound {:.2} ms \
+         ({:.0}x), {scored} batches scored; the same batch.",
+        1e3 * t_ex,
+        1e3 * t_bb,
+        t_ex / t_bb
+    );
+    md
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1246,6 +1334,22 @@ mod tests {
         // Simple regrets: party 0 best 0.5, party 1 best 0.0.
         assert_eq!(m.worst_sr[2], 0.5);
         assert_eq!(m.avg_sr[2], 0.25);
+    }
+
+    #[test]
+    fn traffic_searches_agree_and_parties_move_along_the_grid() {
+        let (graph, values, f_star) = traffic_graph().unwrap();
+        assert!((f_star - 96f64.ln()).abs() < 1e-5);
+        let a = run_traffic_with(Some(0.4), 44, 16, GraphSearch::BranchAndBound).unwrap();
+        let b = run_traffic_with(Some(0.4), 44, 16, GraphSearch::Exhaustive).unwrap();
+        assert_eq!(a.f, b.f);
+        assert_eq!(a.search_leaves.len(), 10);
+        assert!(a.search_leaves.iter().zip(&b.search_leaves).all(|(x, y)| x <= y));
+        assert!(values.iter().all(|v| (0.0..=f_star).contains(v)));
+        assert_eq!(graph.coords.len(), 2506);
+        // Solo GP-UCB party i shares party i's random cells with the collaborative run.
+        let solo = run_traffic(None, 44, 6).unwrap();
+        assert_eq!(solo.f, a.f[..6].to_vec());
     }
 
     #[test]
