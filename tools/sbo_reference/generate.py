@@ -7,7 +7,7 @@ all constraints to 1e-8).  The problem definition is in conformance/sbo-map/READ
 
 How to run (from the repository root, /work/main):
     python -m venv .venv && .venv/bin/pip install -r tools/sbo_reference/requirements.txt
-    .venv/bin/python tools/sbo_reference/generate.py            # generate + check (~3-6 min, 1 core)
+    .venv/bin/python tools/sbo_reference/generate.py            # generate + check (~90 s, 1 core)
     .venv/bin/python tools/sbo_reference/generate.py --check    # only re-check existing files
 Options: --out DIR (default conformance/sbo-map relative to the repo root), --cases 0,2,...
 

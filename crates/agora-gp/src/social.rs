@@ -26,10 +26,11 @@
 //! [`SocialPrior::coherent`] (`κ = 1.05`, `ξ = 1/(4n²)`); the literal values stay available
 //! as [`SocialPrior::paper_table5`].
 //!
-//! Confidence sets (Lemma D.2, Remarks D.3–D.5): `(U, A)` with `J ≥ Ĵ − β`,
-//! `ℓ_u(U) ≥ ℓ̂_u − β_u` and `ℓ_v(AU) ≥ ℓ̂_v − β_v`, where `ℓ̂_u`, `ℓ̂_v` are the separate
-//! MLEs (u from private votes; a free `V` from public votes). A bound at a new point `x`
-//! extends the Gram by `x` (one more whitened coordinate per agent).
+//! Confidence sets (Lemma D.2, Remarks D.3–D.5): `(U, A)` with `J ≥ Ĵ − β`; optionally
+//! ([`SocialConfig::separate_lr`]) also `ℓ_u(U) ≥ ℓ̂_u − β_u` and `ℓ_v(AU) ≥ ℓ̂_v − β_v`,
+//! where `ℓ̂_u`, `ℓ̂_v` are the separate MLEs (u from private votes; a free `V` from public
+//! votes). A bound at a new point `x` extends the Gram by `x` (one more whitened coordinate
+//! per agent).
 
 use crate::Kernel;
 use agora_core::{Channel, Error, Result};
@@ -221,6 +222,13 @@ pub struct SocialConfig {
     pub starts: usize,
     /// Coupling.
     pub coupling: Coupling,
+    /// Also require `ℓ_u ≥ ℓ̂_u − β_u` and `ℓ_v ≥ ℓ̂_v − β_v` (problem (52b) as printed).
+    /// Off by default: IPOPT on the recorded cases (conformance/sbo-map) finds the set
+    /// empty in 5 of 6 cases at β = 0.5, because `ℓ̂_u` and `ℓ̂_v` are reached on the ball's
+    /// edge by different utilities that `V = A U` cannot match at once (the shortfall grows
+    /// with the number of votes, 0.3–5 nats). agora uses the joint set of Lemma D.2,
+    /// `J ≥ Ĵ − β`, which always holds the MAP.
+    pub separate_lr: bool,
     /// Solver settings.
     pub solver: AlOptions,
 }
@@ -237,6 +245,7 @@ impl SocialConfig {
             beta_v: 0.5,
             starts: 2,
             coupling: Coupling::Learned,
+            separate_lr: false,
             solver: AlOptions {
                 opt_tol: 1e-7,
                 feas_tol: 1e-9,
@@ -263,6 +272,10 @@ pub struct SocialFit {
     pub kkt: [f64; 3],
     /// Whether the MAP solve met its tolerances.
     pub converged: bool,
+    /// Other local maxima found from the starts that lie in the confidence set
+    /// (`J ≥ Ĵ − β`), as `[α, A]` vectors: the set can hold several modes (A and its
+    /// mirror image), and the bound problems start from each.
+    pub modes: Vec<Vec<f64>>,
 }
 
 /// Points, votes, and the fitted social model.
@@ -722,14 +735,27 @@ impl SocialModel {
             }
             starts.push(x);
         }
-        let mut best: Option<AlResult> = None;
+        let mut results: Vec<AlResult> = Vec::new();
         for x0 in &starts {
-            let r = minimize_al(&obj, &cons, &bounds, x0, None, self.cfg.solver)?;
-            if best.as_ref().is_none_or(|b| r.f < b.f - 1e-12) {
-                best = Some(r);
+            results.push(minimize_al(&obj, &cons, &bounds, x0, None, self.cfg.solver)?);
+        }
+        let bi = (0..results.len())
+            .min_by(|a, b| results[*a].f.total_cmp(&results[*b].f).then(a.cmp(b)))
+            .expect("at least one start");
+        let best = results[bi].clone();
+        // Distinct other modes inside the set.
+        let mut modes: Vec<Vec<f64>> = Vec::new();
+        for (k, r) in results.iter().enumerate() {
+            if k == bi || r.f > best.f + self.cfg.beta || r.kkt.feasibility > 1e-6 {
+                continue;
+            }
+            let dist = |x: &[f64]| -> f64 {
+                x.iter().zip(&r.x).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)
+            };
+            if dist(&best.x) > 1e-3 && modes.iter().all(|m| dist(m) > 1e-3) {
+                modes.push(r.x.clone());
             }
         }
-        let best = best.expect("at least one start");
         let alpha = best.x[..n * m].to_vec();
         let a = if lay.a {
             best.x[lay.a_off()..lay.a_off() + n * n].to_vec()
@@ -753,6 +779,7 @@ impl SocialModel {
                 best.kkt.complementarity,
             ],
             converged: best.converged,
+            modes,
         })
     }
 
@@ -865,6 +892,9 @@ impl SocialModel {
             let p = self.parts(x, &lay, [-1.0, -1.0, -1.0], Some(g));
             Ok(j_min - (p[0] + p[1] + p[2]))
         }));
+        if !self.cfg.separate_lr {
+            return Ok(out);
+        }
         if !self.private.is_empty() {
             let lu_min = fit.mle_u - self.cfg.beta_u;
             out.push(Box::new(move |x: &[f64], g: &mut [f64]| {
@@ -910,7 +940,23 @@ impl SocialModel {
             kind: Kind::Equality,
             f: f.as_ref(),
         }));
-        minimize_al(obj, &cons, &self.bounds_for(lay), &x0, None, self.cfg.solver)
+        let bounds = self.bounds_for(lay);
+        let mut best = minimize_al(obj, &cons, &bounds, &x0, None, self.cfg.solver)?;
+        // The other modes of the set, with the same extra coordinates as `x0`.
+        let fit = self.fit.as_ref().expect("checked by lr_fns");
+        let nm = self.n * self.m();
+        for mode in &fit.modes {
+            let mut x = x0.clone();
+            x[..nm].copy_from_slice(&mode[..nm]);
+            if lay.a {
+                x[lay.a_off()..lay.a_off() + self.n * self.n].copy_from_slice(&mode[nm..]);
+            }
+            let r = minimize_al(obj, &cons, &bounds, &x, None, self.cfg.solver)?;
+            if r.kkt.feasibility <= 1e-6 && r.f < best.f {
+                best = r;
+            }
+        }
+        Ok(best)
     }
 
     fn start(&self, lay: &Layout) -> Result<Vec<f64>> {

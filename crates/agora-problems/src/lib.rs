@@ -8,6 +8,7 @@ pub mod functions;
 pub mod hpbo;
 mod oracle;
 pub mod pmv;
+pub mod social;
 pub mod traffic;
 pub mod tuning;
 

@@ -1,0 +1,356 @@
+//! Simulated groups for Social BO (../shared/notes/social-bo.md §4): agents with known
+//! utilities over the unit cube, a social graph `A`, and seeded Bradley–Terry votes on a
+//! public channel (`v = A u`) and a private one (`u`).
+//!
+//! Tasks:
+//! - `toy` (n = 2, d = 1, Eqs. 156–157, utilitarian): the influencer–follower graph
+//!   `[[0.9, 0.1], [0.6, 0.4]]`; x* ≈ 0.823, the corrupted optimum ≈ 0.354;
+//! - robustness variants of the toy (the paper names them but omits the matrices; agora's
+//!   choices): `toy-wishy-washy` `[[0.5, 0.5], [0.5, 0.5]]` (singular: every public vote is
+//!   the group average, so A cannot be inverted), `toy-altruist` `[[0.1, 0.9], [0.9, 0.1]]`
+//!   (each agent votes publicly for the other's interest), and ρ ∈ {0.5, 1e−10}
+//!   (`toy-rho0.5`, `toy-egalitarian`) with the influencer–follower graph;
+//! - `thermal` (n = 3, H.2.1): temperature 15–35 °C and air speed 0.3–1.5 m/s; agent `i`'s
+//!   utility is `−|PMV_i|` (ISO 7730, [`crate::pmv`]) with `tr = tdb`, RH 50 %, the agents'
+//!   met/clo of [`crate::pmv::THERMAL_AGENTS`]; graph `[[0.8, 0.1, 0.1], [0.6, 0.1, 0.3],
+//!   [0.4, 0.3, 0.3]]`, ρ = 0.1.
+
+use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result};
+use agora_math::rng::stream;
+use agora_math::welfare::Welfare;
+use rand::RngExt;
+
+/// Per-agent utilities at a unit-cube point.
+pub type UtilityFn = dyn Fn(&[f64]) -> Vec<f64> + Send + Sync;
+
+/// A group decision task with known ground truth.
+pub struct SocialTask {
+    /// Name.
+    pub name: String,
+    /// Agents `n`.
+    pub agents: usize,
+    /// Input dimension.
+    pub dim: usize,
+    /// The social graph (rows).
+    pub graph: Vec<Vec<f64>>,
+    /// Gini `ρ` of the facilitator's welfare.
+    pub rho: f64,
+    /// True utilities.
+    pub utilities: Box<UtilityFn>,
+    /// A finite option set (unit-cube features), or `None` for the whole cube.
+    pub options: Option<Vec<Vec<f64>>>,
+    /// Names of the inputs in user units, with their ranges (for reports).
+    pub inputs: Vec<(String, f64, f64)>,
+}
+
+impl std::fmt::Debug for SocialTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SocialTask")
+            .field("name", &self.name)
+            .field("agents", &self.agents)
+            .field("graph", &self.graph)
+            .field("rho", &self.rho)
+            .finish()
+    }
+}
+
+fn gauss(x: f64, mu: f64, s: f64) -> f64 {
+    (-(x - mu) * (x - mu) / (2.0 * s * s)).exp() / (s * (2.0 * std::f64::consts::PI).sqrt())
+}
+
+/// The toy utilities (Eqs. 156–157; the third argument of N is a standard deviation).
+pub fn toy_utilities(x: f64) -> [f64; 2] {
+    [
+        0.3 * gauss(x, 0.35, 0.05) + 1.2 * gauss(x, 0.45, 0.18) + 0.8 * gauss(x, 0.75, 0.10),
+        0.5 * gauss(x, 0.25, 0.10) + 0.8 * gauss(x, 0.65, 0.15) + 0.4 * gauss(x, 0.85, 0.05),
+    ]
+}
+
+/// Influencer–follower graph of the toy.
+pub const TOY_GRAPH: [[f64; 2]; 2] = [[0.9, 0.1], [0.6, 0.4]];
+
+impl SocialTask {
+    /// A named task: `toy`, `toy-wishy-washy`, `toy-altruist`, `toy-rho0.5`,
+    /// `toy-egalitarian`.
+    pub fn by_name(name: &str) -> Result<SocialTask> {
+        let toy = |graph: [[f64; 2]; 2], rho: f64| SocialTask {
+            name: name.to_string(),
+            agents: 2,
+            dim: 1,
+            graph: graph.iter().map(|r| r.to_vec()).collect(),
+            rho,
+            utilities: Box::new(|x: &[f64]| toy_utilities(x[0]).to_vec()),
+            options: None,
+            inputs: vec![("x".into(), 0.0, 1.0)],
+        };
+        Ok(match name {
+            "toy" => toy(TOY_GRAPH, 1.0),
+            "toy-wishy-washy" => toy([[0.5, 0.5], [0.5, 0.5]], 1.0),
+            "toy-altruist" => toy([[0.1, 0.9], [0.9, 0.1]], 1.0),
+            "toy-rho0.5" => toy(TOY_GRAPH, 0.5),
+            "toy-egalitarian" => toy(TOY_GRAPH, 1e-10),
+            "thermal" => SocialTask {
+                name: name.to_string(),
+                agents: 3,
+                dim: 2,
+                graph: vec![
+                    vec![0.8, 0.1, 0.1],
+                    vec![0.6, 0.1, 0.3],
+                    vec![0.4, 0.3, 0.3],
+                ],
+                rho: 0.1,
+                utilities: Box::new(|x: &[f64]| {
+                    let (t, v) = (15.0 + 20.0 * x[0], 0.3 + 1.2 * x[1]);
+                    crate::pmv::THERMAL_AGENTS
+                        .iter()
+                        .map(|a| crate::pmv::thermal_utility(a, t, v).unwrap_or(f64::NEG_INFINITY))
+                        .collect()
+                }),
+                options: None,
+                inputs: vec![
+                    ("temperature (°C)".into(), 15.0, 35.0),
+                    ("air speed (m/s)".into(), 0.3, 1.5),
+                ],
+            },
+            _ => {
+                return Err(Error::invalid(
+                    "task",
+                    format!("unknown social task {name:?}; known: {}", Self::names().join(", ")),
+                ));
+            }
+        })
+    }
+
+    /// Known task names.
+    pub fn names() -> Vec<&'static str> {
+        vec![
+            "toy",
+            "toy-wishy-washy",
+            "toy-altruist",
+            "toy-rho0.5",
+            "toy-egalitarian",
+            "thermal",
+        ]
+    }
+
+    /// The facilitator's welfare rule.
+    pub fn welfare(&self) -> Welfare {
+        Welfare::Gini { rho: self.rho }
+    }
+
+    /// Welfare of the true utilities at `x` (normalized weights).
+    pub fn welfare_at(&self, x: &[f64]) -> f64 {
+        self.welfare().normalized_value(&(self.utilities)(x))
+    }
+
+    /// Public utilities `A u(x)`.
+    pub fn public_utilities(&self, x: &[f64]) -> Vec<f64> {
+        let u = (self.utilities)(x);
+        self.graph
+            .iter()
+            .map(|r| r.iter().zip(&u).map(|(a, b)| a * b).sum())
+            .collect()
+    }
+
+    /// The optimum `(x*, S*)`: over the option set, or a dense grid (2001 points in 1-D,
+    /// 201² in 2-D) refined by golden-section steps per coordinate.
+    pub fn optimum(&self) -> (Vec<f64>, f64) {
+        self.argmax(&|x| self.welfare_at(x))
+    }
+
+    /// The optimum of the welfare of the *public* utilities (what a show of hands finds).
+    pub fn corrupted_optimum(&self) -> (Vec<f64>, f64) {
+        self.argmax(&|x| self.welfare().normalized_value(&self.public_utilities(x)))
+    }
+
+    fn argmax(&self, f: &dyn Fn(&[f64]) -> f64) -> (Vec<f64>, f64) {
+        if let Some(opts) = &self.options {
+            let mut best = (opts[0].clone(), f(&opts[0]));
+            for o in opts {
+                let v = f(o);
+                if v > best.1 {
+                    best = (o.clone(), v);
+                }
+            }
+            return best;
+        }
+        let per: usize = if self.dim == 1 { 2001 } else { 201 };
+        let total = per.pow(self.dim as u32);
+        let mut best = (vec![0.0; self.dim], f64::NEG_INFINITY);
+        for k in 0..total {
+            let mut x = vec![0.0; self.dim];
+            let mut r = k;
+            for xi in x.iter_mut() {
+                *xi = (r % per) as f64 / (per - 1) as f64;
+                r /= per;
+            }
+            let v = f(&x);
+            if v > best.1 {
+                best = (x, v);
+            }
+        }
+        // Refine within one grid step, coordinate by coordinate.
+        let h = 1.0 / (per - 1) as f64;
+        for _ in 0..3 {
+            for j in 0..self.dim {
+                let (mut a, mut b) = ((best.0[j] - h).max(0.0), (best.0[j] + h).min(1.0));
+                for _ in 0..60 {
+                    let g = 0.618_033_988_749_895;
+                    let (c, d) = (b - g * (b - a), a + g * (b - a));
+                    let mut xc = best.0.clone();
+                    xc[j] = c;
+                    let mut xd = best.0.clone();
+                    xd[j] = d;
+                    if f(&xc) > f(&xd) {
+                        b = d;
+                    } else {
+                        a = c;
+                    }
+                }
+                let mut x = best.0.clone();
+                x[j] = 0.5 * (a + b);
+                let v = f(&x);
+                if v > best.1 {
+                    best = (x, v);
+                }
+            }
+        }
+        best
+    }
+}
+
+/// A simulated group answering [`QueryKind::GroupVote`] queries.
+#[derive(Debug)]
+pub struct SocialGroup<'a> {
+    task: &'a SocialTask,
+    seed: u64,
+    /// Private and public votes answered so far (the cost record: `λ_u ≫ λ_v`).
+    pub counts: [usize; 2],
+}
+
+impl<'a> SocialGroup<'a> {
+    /// A group for `task`; votes are seeded by `seed`, the query id and the channel.
+    pub fn new(task: &'a SocialTask, seed: u64) -> SocialGroup<'a> {
+        SocialGroup {
+            task,
+            seed,
+            counts: [0, 0],
+        }
+    }
+
+    fn at(&self, p: &Point) -> Result<Vec<f64>> {
+        match p {
+            Point::Unit(u) => Ok(u.clone()),
+            Point::Index(i) => self
+                .task
+                .options
+                .as_ref()
+                .and_then(|o| o.get(*i))
+                .cloned()
+                .ok_or_else(|| Error::invalid("point", format!("unknown option {i}"))),
+        }
+    }
+
+    /// Every agent's vote on the query's pair: agent `i` prefers option 0 with probability
+    /// `σ(f_i(x₀) − f_i(x₁))`, `f = u` (private) or `A u` (public).
+    pub fn answer(&mut self, q: &Query) -> Result<Answer> {
+        let QueryKind::GroupVote {
+            points,
+            channel,
+            agents,
+        } = &q.kind
+        else {
+            return Err(Error::invalid("query", "a social group answers group votes"));
+        };
+        if points.len() != 2 {
+            return Err(Error::dim("points", 2, points.len()));
+        }
+        if agents.len() != self.task.agents {
+            return Err(Error::dim("agents", self.task.agents, agents.len()));
+        }
+        let (x0, x1) = (self.at(&points[0])?, self.at(&points[1])?);
+        let (f0, f1) = match channel {
+            Channel::Private => ((self.task.utilities)(&x0), (self.task.utilities)(&x1)),
+            Channel::Public => (
+                self.task.public_utilities(&x0),
+                self.task.public_utilities(&x1),
+            ),
+        };
+        let ch = match channel {
+            Channel::Private => 0,
+            Channel::Public => 1,
+        };
+        self.counts[ch] += 1;
+        let mut rng = stream(self.seed, &[q.id, ch as u64, 0x5B0]);
+        let votes = (0..agents.len())
+            .map(|i| {
+                let p = 1.0 / (1.0 + (-(f0[i] - f1[i])).exp());
+                Some(if rng.random::<f64>() < p { 0 } else { 1 })
+            })
+            .collect();
+        Ok(Answer {
+            query_id: q.id,
+            kind: AnswerKind::Votes { votes },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toy_optima_match_the_note() {
+        let t = SocialTask::by_name("toy").unwrap();
+        let (x, s) = t.optimum();
+        assert!((x[0] - 0.8229).abs() < 2e-3, "{x:?}");
+        assert!((s - 3.304).abs() < 5e-3, "{s}");
+        let (xc, _) = t.corrupted_optimum();
+        assert!((xc[0] - 0.354).abs() < 3e-3, "{xc:?}");
+        assert!(SocialTask::by_name("nope").unwrap_err().to_string().contains("toy"));
+        let th = SocialTask::by_name("thermal").unwrap();
+        let (x, s) = th.optimum();
+        // Egalitarian-ish comfort: the worst-off agent is within ~1 PMV unit of neutral.
+        assert!(s < 0.0 && s > -1.5, "{x:?} {s}");
+        assert!((th.utilities)(&x).iter().all(|u| u.is_finite()));
+    }
+
+    #[test]
+    fn vote_frequencies_follow_bradley_terry() {
+        let t = SocialTask::by_name("toy").unwrap();
+        let mut g = SocialGroup::new(&t, 3);
+        let (a, b) = (vec![0.40], vec![0.55]);
+        for channel in [Channel::Private, Channel::Public] {
+            let (fa, fb) = match channel {
+                Channel::Private => ((t.utilities)(&a), (t.utilities)(&b)),
+                Channel::Public => (t.public_utilities(&a), t.public_utilities(&b)),
+            };
+            let mut wins = [0usize; 2];
+            let trials = 20000;
+            for id in 0..trials {
+                let q = Query {
+                    id,
+                    kind: QueryKind::GroupVote {
+                        points: vec![Point::Unit(a.clone()), Point::Unit(b.clone())],
+                        channel,
+                        agents: vec!["0".into(), "1".into()],
+                    },
+                };
+                let AnswerKind::Votes { votes } = g.answer(&q).unwrap().kind else {
+                    panic!()
+                };
+                for i in 0..2 {
+                    wins[i] += usize::from(votes[i] == Some(0));
+                }
+            }
+            for i in 0..2 {
+                let p = 1.0 / (1.0 + (-(fa[i] - fb[i])).exp());
+                let freq = wins[i] as f64 / trials as f64;
+                // 4.5 binomial standard errors.
+                let se = (p * (1.0 - p) / trials as f64).sqrt();
+                assert!((freq - p).abs() < 4.5 * se, "{channel:?} agent {i}: {freq} vs {p}");
+            }
+        }
+        assert_eq!(g.counts, [20000, 20000]);
+    }
+}
