@@ -64,6 +64,9 @@ pub struct GraphBatchResult {
     pub batches: f64,
 }
 
+/// One parallel branch's best batch, leaves and nodes.
+type Part = (Option<(f64, Vec<usize>)>, u64, u64);
+
 /// Depth-first state: Cholesky rows of `I + σ⁻²Σ` for the chosen prefix.
 struct Walk<'p, 'a> {
     p: &'p GraphBatch<'a>,
@@ -140,12 +143,13 @@ impl Walk<'_, '_> {
             }
             return;
         }
-        if self.prune && k > 0 {
-            if let Some((b, _)) = &self.best {
-                let b = *b;
-                if self.score(k) < b - 1e-9 * (1.0 + b.abs()) {
-                    return;
-                }
+        if self.prune
+            && k > 0
+            && let Some((b, _)) = &self.best
+        {
+            let b = *b;
+            if self.score(k) < b - 1e-9 * (1.0 + b.abs()) {
+                return;
             }
         }
         for idx in 0..self.order[k].len() {
@@ -177,7 +181,9 @@ impl<'a> GraphBatch<'a> {
             if c.is_empty() {
                 return Err(Error::invalid(
                     format!("candidates[{i}]"),
-                    format!("party {i}'s candidate set is empty; every party needs at least one candidate"),
+                    format!(
+                        "party {i}'s candidate set is empty; every party needs at least one candidate"
+                    ),
                 ));
             }
             if let Some(bad) = c.iter().find(|&&j| j >= pool) {
@@ -225,7 +231,11 @@ impl<'a> GraphBatch<'a> {
         let s2 = self.noise_var;
         let mu_bound: Vec<f64> = order
             .iter()
-            .map(|c| c.iter().map(|&j| self.mu[j]).fold(f64::NEG_INFINITY, f64::max))
+            .map(|c| {
+                c.iter()
+                    .map(|&j| self.mu[j])
+                    .fold(f64::NEG_INFINITY, f64::max)
+            })
             .collect();
         let caps: Vec<f64> = order
             .iter()
@@ -287,7 +297,7 @@ impl<'a> GraphBatch<'a> {
     pub fn exhaustive(&self) -> Result<GraphBatchResult> {
         self.validate()?;
         let order = self.order();
-        let parts: Vec<(Option<(f64, Vec<usize>)>, u64, u64)> = (0..order[0].len())
+        let parts: Vec<Part> = (0..order[0].len())
             .into_par_iter()
             .map(|first| {
                 let mut w = self.walk(&order, false);
@@ -303,10 +313,10 @@ impl<'a> GraphBatch<'a> {
         for (b, l, nd) in parts {
             leaves += l;
             nodes += nd;
-            if let Some((v, c)) = b {
-                if best.as_ref().is_none_or(|(bv, _)| v > *bv) {
-                    best = Some((v, c));
-                }
+            if let Some((v, c)) = b
+                && best.as_ref().is_none_or(|(bv, _)| v > *bv)
+            {
+                best = Some((v, c));
             }
         }
         let (value, choice) = best.expect("non-empty candidate sets");

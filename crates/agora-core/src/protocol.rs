@@ -156,18 +156,16 @@ impl Answer {
                     return Err(Error::dim("votes", agents.len(), votes.len()));
                 }
                 for (k, v) in votes.iter().enumerate() {
-                    if let Some(w) = v {
-                        if *w >= points.len() {
-                            return Err(Error::invalid(
-                                format!("votes[{k}]"),
-                                format!(
-                                    "agent {} must pick one of the {} options (0..{}) or abstain (null), got {w}",
-                                    agents[k],
-                                    points.len(),
-                                    points.len()
-                                ),
-                            ));
-                        }
+                    if let Some(w) = v.filter(|w| *w >= points.len()) {
+                        return Err(Error::invalid(
+                            format!("votes[{k}]"),
+                            format!(
+                                "agent {} must pick one of the {} options (0..{}) or abstain (null), got {w}",
+                                agents[k],
+                                points.len(),
+                                points.len()
+                            ),
+                        ));
                     }
                 }
                 Ok(())

@@ -32,6 +32,9 @@
 //! votes). A bound at a new point `x` extends the Gram by `x` (one more whitened coordinate
 //! per agent).
 
+// Dense triangular and row loops read as the algebra does.
+#![allow(clippy::needless_range_loop)]
+
 use crate::Kernel;
 use agora_core::{Channel, Error, Result};
 use agora_math::constrained::{AlOptions, AlResult, Constraint, Kind, minimize_al};
@@ -179,12 +182,19 @@ impl SocialPrior {
         if !(self.delta_a > 0.0 && self.delta_a * n as f64 <= 1.0) {
             return Err(Error::invalid(
                 "delta_a",
-                format!("must lie in (0, 1/n] = (0, {}], got {}", 1.0 / n as f64, self.delta_a),
+                format!(
+                    "must lie in (0, 1/n] = (0, {}], got {}",
+                    1.0 / n as f64,
+                    self.delta_a
+                ),
             ));
         }
         for (name, v) in [("kappa", self.kappa), ("xi", self.xi)] {
             if !(v.is_finite() && v >= 0.0) {
-                return Err(Error::invalid(name, format!("must be finite and >= 0, got {v}")));
+                return Err(Error::invalid(
+                    name,
+                    format!("must be finite and >= 0, got {v}"),
+                ));
             }
         }
         Ok(())
@@ -363,13 +373,16 @@ impl SocialModel {
     /// A model of `n` agents with `kernel` on points in `[0, 1]^d`.
     pub fn new(n: usize, kernel: Box<dyn Kernel>, cfg: SocialConfig) -> Result<SocialModel> {
         if n == 0 {
-            return Err(Error::invalid("agents", "needs at least one agent (n >= 1)"));
+            return Err(Error::invalid(
+                "agents",
+                "needs at least one agent (n >= 1)",
+            ));
         }
         cfg.prior.check(n)?;
-        if let Coupling::Known(g) = &cfg.coupling {
-            if g.n() != n {
-                return Err(Error::dim("graph", n, g.n()));
-            }
+        if let Coupling::Known(g) = &cfg.coupling
+            && g.n() != n
+        {
+            return Err(Error::dim("graph", n, g.n()));
         }
         for (name, v) in [
             ("bound", cfg.bound),
@@ -378,7 +391,10 @@ impl SocialModel {
             ("beta_v", cfg.beta_v),
         ] {
             if !(v.is_finite() && v > 0.0) {
-                return Err(Error::invalid(name, format!("must be finite and > 0, got {v}")));
+                return Err(Error::invalid(
+                    name,
+                    format!("must be finite and > 0, got {v}"),
+                ));
             }
         }
         Ok(SocialModel {
@@ -411,7 +427,10 @@ impl SocialModel {
     /// Change the ball radius `L` (refit needed).
     pub fn set_bound(&mut self, l: f64) -> Result<()> {
         if !(l.is_finite() && l > 0.0) {
-            return Err(Error::invalid("bound", format!("must be finite and > 0, got {l}")));
+            return Err(Error::invalid(
+                "bound",
+                format!("must be finite and > 0, got {l}"),
+            ));
         }
         self.cfg.bound = l;
         Ok(())
@@ -461,7 +480,11 @@ impl SocialModel {
     /// Add a point; returns its index. The whitened coordinates of the last fit are carried
     /// over (utilities at old points kept, the new point's at its interpolated value).
     pub fn add_point(&mut self, x: &[f64]) -> Result<usize> {
-        let d = if self.m() == 0 { x.len() } else { self.points.ncols() };
+        let d = if self.m() == 0 {
+            x.len()
+        } else {
+            self.points.ncols()
+        };
         if x.len() != d {
             return Err(Error::dim("point", d, x.len()));
         }
@@ -530,6 +553,48 @@ impl SocialModel {
             Channel::Public => self.public.push(v),
         }
         Ok(())
+    }
+
+    /// Drop every vote (points stay; refit needed).
+    pub fn clear_votes(&mut self) {
+        self.private.clear();
+        self.public.clear();
+        self.fit = None;
+    }
+
+    /// Log-likelihood of `votes` under the MAP: private votes on `Û`, public ones on
+    /// `Â Û` (public votes are skipped for the independent model, whose `u` does not
+    /// explain them).
+    pub fn log_likelihood_of(&self, votes: &[Vote]) -> Result<f64> {
+        let fit = self
+            .fit
+            .as_ref()
+            .ok_or_else(|| Error::State("fit the social model first".into()))?;
+        let (n, m) = (self.n, self.m());
+        let u = self.utilities_of(&fit.alpha);
+        let private: Vec<Vote> = votes
+            .iter()
+            .filter(|v| v.channel == Channel::Private)
+            .copied()
+            .collect();
+        let public: Vec<Vote> = votes
+            .iter()
+            .filter(|v| v.channel == Channel::Public)
+            .copied()
+            .collect();
+        let mut ll = bt_loglik(&private, &u, m, None);
+        if !public.is_empty() && !fit.a.is_empty() {
+            let mut v = vec![0.0; n * m];
+            for i in 0..n {
+                for j in 0..n {
+                    for k in 0..m {
+                        v[i * m + k] += fit.a[i * n + j] * u[j * m + k];
+                    }
+                }
+            }
+            ll += bt_loglik(&public, &v, m, None);
+        }
+        Ok(ll)
     }
 
     /// `U = C α` per agent (agent-major `n × m`).
@@ -671,7 +736,9 @@ impl SocialModel {
     fn solve_map(&self, seed: u64) -> Result<SocialFit> {
         let (n, m) = (self.n, self.m());
         if m < 2 || self.private.len() + self.public.len() == 0 {
-            return Err(Error::State("the social model needs votes before fitting".into()));
+            return Err(Error::State(
+                "the social model needs votes before fitting".into(),
+            ));
         }
         let lay = Layout {
             n,
@@ -700,14 +767,14 @@ impl SocialModel {
             f: f.as_ref(),
         }));
         let mut starts = Vec::new();
-        if let Some(f) = &self.fit {
-            if f.alpha.len() == n * m {
-                let mut x = f.alpha.clone();
-                if lay.a {
-                    x.extend(&f.a);
-                }
-                starts.push(x);
+        if let Some(f) = &self.fit
+            && f.alpha.len() == n * m
+        {
+            let mut x = f.alpha.clone();
+            if lay.a {
+                x.extend(&f.a);
             }
+            starts.push(x);
         }
         let mut rng = agora_math::rng::stream(seed, &[0x50C1]);
         for s in 0..self.cfg.starts.max(1) {
@@ -722,8 +789,9 @@ impl SocialModel {
                             .collect(),
                         _ => {
                             use rand::RngExt;
-                            let e: Vec<f64> =
-                                (0..n).map(|_| -rng.random::<f64>().max(1e-12).ln()).collect();
+                            let e: Vec<f64> = (0..n)
+                                .map(|_| -rng.random::<f64>().max(1e-12).ln())
+                                .collect();
                             let t: f64 = e.iter().sum();
                             e.iter().map(|v| d + (1.0 - n as f64 * d) * v / t).collect()
                         }
@@ -737,7 +805,8 @@ impl SocialModel {
         }
         let mut results: Vec<AlResult> = Vec::new();
         for x0 in &starts {
-            results.push(minimize_al(&obj, &cons, &bounds, x0, None, self.cfg.solver)?);
+            let r = minimize_al(&obj, &cons, &bounds, x0, None, self.cfg.solver)?;
+            results.push(r);
         }
         let bi = (0..results.len())
             .min_by(|a, b| results[*a].f.total_cmp(&results[*b].f).then(a.cmp(b)))
@@ -750,7 +819,10 @@ impl SocialModel {
                 continue;
             }
             let dist = |x: &[f64]| -> f64 {
-                x.iter().zip(&r.x).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max)
+                x.iter()
+                    .zip(&r.x)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0, f64::max)
             };
             if dist(&best.x) > 1e-3 && modes.iter().all(|m| dist(m) > 1e-3) {
                 modes.push(r.x.clone());
@@ -830,7 +902,10 @@ impl SocialModel {
     }
 
     #[allow(clippy::type_complexity)]
-    fn ball_fns(&self, lay: &Layout) -> Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>> {
+    fn ball_fns(
+        &self,
+        lay: &Layout,
+    ) -> Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>> {
         let (n, m) = (self.n, self.m());
         let l2 = self.cfg.bound * self.cfg.bound;
         let lay = *lay;
@@ -856,7 +931,10 @@ impl SocialModel {
     }
 
     #[allow(clippy::type_complexity)]
-    fn row_fns(&self, lay: &Layout) -> Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>> {
+    fn row_fns(
+        &self,
+        lay: &Layout,
+    ) -> Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>> {
         if !lay.a {
             return Vec::new();
         }
@@ -879,7 +957,10 @@ impl SocialModel {
 
     /// Likelihood-ratio constraints of the confidence set (`≤ 0` form).
     #[allow(clippy::type_complexity)]
-    fn lr_fns(&self, lay: &Layout) -> Result<Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>>> {
+    fn lr_fns(
+        &self,
+        lay: &Layout,
+    ) -> Result<Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>>> {
         let fit = self
             .fit
             .as_ref()
@@ -1014,7 +1095,12 @@ impl SocialModel {
         let (c, _) = self.extension(x)?;
         let m = self.m();
         Ok((0..self.n)
-            .map(|i| c.iter().zip(&fit.alpha[i * m..(i + 1) * m]).map(|(a, b)| a * b).sum())
+            .map(|i| {
+                c.iter()
+                    .zip(&fit.alpha[i * m..(i + 1) * m])
+                    .map(|(a, b)| a * b)
+                    .sum()
+            })
             .collect())
     }
 
@@ -1133,7 +1219,9 @@ impl SocialModel {
             let u = self.utilities_of(&fit.alpha);
             let a_hat: Vec<f64> = match (&self.cfg.coupling, fit.a.is_empty()) {
                 (_, false) => fit.a.clone(),
-                _ => (0..n * n).map(|k| if k / n == k % n { 1.0 } else { 0.0 }).collect(),
+                _ => (0..n * n)
+                    .map(|k| if k / n == k % n { 1.0 } else { 0.0 })
+                    .collect(),
             };
             let mut v = vec![0.0; n * m];
             for i in 0..n {
@@ -1145,9 +1233,15 @@ impl SocialModel {
             }
             let mut x = whiten(&self.c, &v, n);
             for i in 0..n {
-                let s = x[i * m..(i + 1) * m].iter().map(|e| e * e).sum::<f64>().sqrt();
+                let s = x[i * m..(i + 1) * m]
+                    .iter()
+                    .map(|e| e * e)
+                    .sum::<f64>()
+                    .sqrt();
                 if s > self.cfg.bound {
-                    x[i * m..(i + 1) * m].iter_mut().for_each(|e| *e *= self.cfg.bound / s);
+                    x[i * m..(i + 1) * m]
+                        .iter_mut()
+                        .for_each(|e| *e *= self.cfg.bound / s);
                 }
             }
             x
@@ -1211,7 +1305,10 @@ impl SocialModel {
         let n = self.n;
         let m = self.m();
         if prev >= m {
-            return Err(Error::invalid("prev", format!("{prev} is not a point (0..{m})")));
+            return Err(Error::invalid(
+                "prev",
+                format!("{prev} is not a point (0..{m})"),
+            ));
         }
         let (c, s) = self.extension(x)?;
         let lay = self.layout(true, true);
@@ -1219,7 +1316,10 @@ impl SocialModel {
         let perms = permutations(n);
         let z_of = |v: &[f64], i: usize| -> f64 {
             s * v[lay.beta() + i]
-                + c.iter().zip(&v[i * m..(i + 1) * m]).map(|(p, q)| p * q).sum::<f64>()
+                + c.iter()
+                    .zip(&v[i * m..(i + 1) * m])
+                    .map(|(p, q)| p * q)
+                    .sum::<f64>()
         };
         let prev_of = |v: &[f64], i: usize| -> f64 {
             let mut t = 0.0;
@@ -1337,7 +1437,10 @@ mod tests {
         let g = SocialGraph::new(&[vec![0.9, 0.1], vec![0.6, 0.4]], 0.01).unwrap();
         assert_eq!(g.apply(&[1.0, 2.0]), vec![1.1, 1.4]);
         let e = SocialGraph::new(&[vec![0.9, 0.2], vec![0.6, 0.4]], 0.01).unwrap_err();
-        assert!(e.to_string().contains("graph[0]") && e.to_string().contains("sum to 1"), "{e}");
+        assert!(
+            e.to_string().contains("graph[0]") && e.to_string().contains("sum to 1"),
+            "{e}"
+        );
         let e = SocialGraph::new(&[vec![0.995, 0.005], vec![0.6, 0.4]], 0.01).unwrap_err();
         assert!(e.to_string().contains("graph[0][0]"), "{e}");
         let e = SocialGraph::new(&[vec![0.5, f64::NAN], vec![0.6, 0.4]], 0.01).unwrap_err();
@@ -1360,10 +1463,38 @@ mod tests {
         for (a, b) in [(0, 1), (1, 2), (3, 4), (0, 2), (2, 3), (1, 4)] {
             let big = xs[a] > xs[b];
             for rep in 0..3 {
-                s.add_vote(Vote { channel: Channel::Private, agent: 0, a, b, a_wins: big ^ (rep == 2) }).unwrap();
-                s.add_vote(Vote { channel: Channel::Private, agent: 1, a, b, a_wins: !big ^ (rep == 2) }).unwrap();
-                s.add_vote(Vote { channel: Channel::Public, agent: 0, a, b, a_wins: big }).unwrap();
-                s.add_vote(Vote { channel: Channel::Public, agent: 1, a, b, a_wins: big ^ (rep == 0) }).unwrap();
+                s.add_vote(Vote {
+                    channel: Channel::Private,
+                    agent: 0,
+                    a,
+                    b,
+                    a_wins: big ^ (rep == 2),
+                })
+                .unwrap();
+                s.add_vote(Vote {
+                    channel: Channel::Private,
+                    agent: 1,
+                    a,
+                    b,
+                    a_wins: !big ^ (rep == 2),
+                })
+                .unwrap();
+                s.add_vote(Vote {
+                    channel: Channel::Public,
+                    agent: 0,
+                    a,
+                    b,
+                    a_wins: big,
+                })
+                .unwrap();
+                s.add_vote(Vote {
+                    channel: Channel::Public,
+                    agent: 1,
+                    a,
+                    b,
+                    a_wins: big ^ (rep == 0),
+                })
+                .unwrap();
             }
         }
         s
@@ -1382,7 +1513,9 @@ mod tests {
         }
         // The objective's gradient matches finite differences at a random point.
         let lay = s.layout(false, false);
-        let mut x: Vec<f64> = (0..lay.len()).map(|k| ((k * 7 % 11) as f64 / 11.0) - 0.4).collect();
+        let mut x: Vec<f64> = (0..lay.len())
+            .map(|k| ((k * 7 % 11) as f64 / 11.0) - 0.4)
+            .collect();
         x[lay.a_off()..].copy_from_slice(&[0.7, 0.3, 0.45, 0.55]);
         let mut g = vec![0.0; lay.len()];
         let f0 = s.parts(&x, &lay, [1.0, 1.0, 1.0], Some(&mut g));
@@ -1434,15 +1567,36 @@ mod tests {
         assert_eq!(wv.len(), 2);
         let a = s.optimism(&[0.95], 4, &Welfare::Gini { rho: 1.0 }).unwrap();
         assert!(a > 0.0);
-        assert!(s.bounds_at(&[0.5], 5).unwrap_err().to_string().contains("agent"));
+        assert!(
+            s.bounds_at(&[0.5], 5)
+                .unwrap_err()
+                .to_string()
+                .contains("agent")
+        );
     }
 
     #[test]
     fn bad_votes_are_named() {
         let mut s = toy_model(Coupling::Learned);
-        let e = s.add_vote(Vote { channel: Channel::Public, agent: 7, a: 0, b: 1, a_wins: true }).unwrap_err();
+        let e = s
+            .add_vote(Vote {
+                channel: Channel::Public,
+                agent: 7,
+                a: 0,
+                b: 1,
+                a_wins: true,
+            })
+            .unwrap_err();
         assert!(e.to_string().contains("agent"), "{e}");
-        let e = s.add_vote(Vote { channel: Channel::Public, agent: 0, a: 0, b: 99, a_wins: true }).unwrap_err();
+        let e = s
+            .add_vote(Vote {
+                channel: Channel::Public,
+                agent: 0,
+                a: 0,
+                b: 99,
+                a_wins: true,
+            })
+            .unwrap_err();
         assert!(e.to_string().contains("`b`"), "{e}");
         assert!(s.add_point(&[0.1, 0.2]).is_err());
     }

@@ -20,7 +20,11 @@ fn fixture_files() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    assert!(!files.is_empty(), "no sbo-map fixtures in {}", dir.display());
+    assert!(
+        !files.is_empty(),
+        "no sbo-map fixtures in {}",
+        dir.display()
+    );
     files
 }
 
@@ -88,7 +92,12 @@ fn map_and_mles_match_ipopt() {
             file.display(),
             fit.objective
         );
-        assert!(fit.kkt[1] < 1e-8, "{}: feasibility {:?}", file.display(), fit.kkt);
+        assert!(
+            fit.kkt[1] < 1e-8,
+            "{}: feasibility {:?}",
+            file.display(),
+            fit.kkt
+        );
         worst = worst.max(rel.abs());
         for (key, ours) in [("mle_u", fit.mle_u), ("mle_v", fit.mle_v)] {
             let r = num(&case[key]["objective"]);

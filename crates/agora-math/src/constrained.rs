@@ -50,6 +50,11 @@ pub struct AlOptions {
     /// Stationarity tolerance (infinity norm of the projected Lagrangian gradient, relative
     /// to `1 + |f|`).
     pub opt_tol: f64,
+    /// Also stop, at a feasible point, when an outer iteration changes `f` by at most this
+    /// relative amount: problems with a flat direction (Bradley–Terry likelihoods do not see
+    /// a common shift of utilities) converge in `f` long before the stationarity residual
+    /// falls.
+    pub f_tol: f64,
     /// Inner L-BFGS-B settings.
     pub inner: LbfgsbOptions,
 }
@@ -62,6 +67,7 @@ impl Default for AlOptions {
             max_outer: 40,
             feas_tol: 1e-8,
             opt_tol: 1e-6,
+            f_tol: 1e-12,
             inner: LbfgsbOptions {
                 m: 12,
                 ftol: 1e-13,
@@ -139,6 +145,7 @@ pub fn minimize_al(
     let mut outer = 0;
     let mut kkt = Kkt::default();
     let mut converged = false;
+    let mut last_f = f64::INFINITY;
     while outer < opts.max_outer {
         outer += 1;
         let lag = |z: &[f64], g: &mut [f64]| -> Result<f64> {
@@ -187,14 +194,15 @@ pub fn minimize_al(
         }
         kkt = residuals(f, constraints, bounds, &x, &mult)?;
         let fx = f(&x, &mut g)?;
-        if kkt.feasibility <= opts.feas_tol
-            && kkt.stationarity <= opts.opt_tol * (1.0 + fx.abs())
-            && kkt.complementarity <= opts.opt_tol.max(opts.feas_tol) * (1.0 + fx.abs())
-        {
+        let kkt_ok = kkt.stationarity <= opts.opt_tol * (1.0 + fx.abs())
+            && kkt.complementarity <= opts.opt_tol.max(opts.feas_tol) * (1.0 + fx.abs());
+        let stalled = (fx - last_f).abs() <= opts.f_tol * (1.0 + fx.abs());
+        if kkt.feasibility <= opts.feas_tol && (kkt_ok || stalled) {
             converged = true;
             break;
         }
-        if viol > 0.25 * last_viol {
+        last_f = fx;
+        if viol > opts.feas_tol && viol > 0.25 * last_viol {
             r = (10.0 * r).min(opts.max_penalty);
         }
         last_viol = viol;
@@ -309,7 +317,15 @@ mod tests {
             kind: Kind::Inequality,
             f: &far,
         }];
-        let r3 = minimize_al(&f, &cons3, &[(-1.0, 1.5), (-1.0, 0.5)], &[0.0, 0.0], None, AlOptions::default()).unwrap();
+        let r3 = minimize_al(
+            &f,
+            &cons3,
+            &[(-1.0, 1.5), (-1.0, 0.5)],
+            &[0.0, 0.0],
+            None,
+            AlOptions::default(),
+        )
+        .unwrap();
         assert_eq!(r3.multipliers[0], 0.0);
         assert!((r3.x[0] - 1.5).abs() < 1e-9 && (r3.x[1] - 0.5).abs() < 1e-9);
     }

@@ -216,7 +216,10 @@ impl GraphCbo {
             ));
         }
         if cfg.first_limit == 0 || cfg.later_limit == 0 {
-            return Err(Error::invalid("first_limit", "candidate limits must be >= 1"));
+            return Err(Error::invalid(
+                "first_limit",
+                "candidate limits must be >= 1",
+            ));
         }
         for (name, v) in [
             ("outputscale", cfg.gp.outputscale),
@@ -386,9 +389,7 @@ impl GraphCbo {
     fn propose(&mut self) -> Result<Vec<usize>> {
         let n = self.cfg.parties;
         if self.rounds < self.cfg.n_init {
-            return Ok((0..n)
-                .map(|i| self.random_nodes(i)[self.rounds])
-                .collect());
+            return Ok((0..n).map(|i| self.random_nodes(i)[self.rounds]).collect());
         }
         let gp = self
             .gp
@@ -412,8 +413,8 @@ impl GraphCbo {
         let (mu, cov) = gp.predict_cov(xs.as_ref())?;
         let choice = match self.cfg.scoring {
             GraphScoring::SoloUcb => {
-                let beta = (self.c1 * d as f64 * (self.cfg.c2 * (self.rounds + 1) as f64).ln())
-                    .max(0.0);
+                let beta =
+                    (self.c1 * d as f64 * (self.cfg.c2 * (self.rounds + 1) as f64).ln()).max(0.0);
                 let score = |j: usize| mu[j] + (beta * cov[(j, j)].max(0.0)).sqrt();
                 let mut best = local[0][0];
                 for &j in &local[0] {
@@ -584,7 +585,10 @@ mod tests {
                 for dr in -1..=1i64 {
                     for dc in -1..=1i64 {
                         let (a, b) = (r + dr, c + dc);
-                        if (dr, dc) != (0, 0) && (0..m as i64).contains(&a) && (0..m as i64).contains(&b) {
+                        if (dr, dc) != (0, 0)
+                            && (0..m as i64).contains(&a)
+                            && (0..m as i64).contains(&b)
+                        {
                             ns.push((a * m as i64 + b) as usize);
                         }
                     }
@@ -624,7 +628,10 @@ mod tests {
                 // Every party moves along the graph (or to the nearest unvisited node).
                 for (i, &c) in nodes.iter().enumerate() {
                     assert!(s.candidates(i).unwrap().contains(&c));
-                    assert!(!s.visited[i][c] || s.candidates(i).unwrap().iter().all(|&x| s.visited[i][x]));
+                    assert!(
+                        !s.visited[i][c]
+                            || s.candidates(i).unwrap().iter().all(|&x| s.visited[i][x])
+                    );
                     assert_ne!(c, before[i]);
                 }
             }
@@ -643,7 +650,10 @@ mod tests {
         let mut ex = cfg(3, 0.5);
         ex.search = GraphSearch::Exhaustive;
         let (c, _) = run(ex, 4, 10);
-        assert_eq!(a, c, "branch-and-bound and exhaustive pick the same batches");
+        assert_eq!(
+            a, c,
+            "branch-and-bound and exhaustive pick the same batches"
+        );
         let st = sa.last_search().unwrap();
         assert!(st.leaves as f64 <= st.batches);
         let (solo, _) = run(

@@ -12,6 +12,7 @@ pub mod discrete;
 mod history;
 pub mod hpbo;
 pub mod pbo;
+pub mod sbo;
 pub mod standard;
 
 pub use cbo::{Cbo, CboConfig, CboScoring, FixedGp};
@@ -19,6 +20,7 @@ pub use cbo_graph::{Graph, GraphCbo, GraphCboConfig, GraphScoring, GraphSearch};
 pub use history::History;
 pub use hpbo::{Bandwidth, Hpbo, HpboConfig};
 pub use pbo::{PairRule, Pbo, PboConfig};
+pub use sbo::{Sbo, SboConfig, SboRound, SboVariant};
 pub use standard::{
     GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq, by_name, method_names,
 };

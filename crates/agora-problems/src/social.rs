@@ -115,7 +115,10 @@ impl SocialTask {
             _ => {
                 return Err(Error::invalid(
                     "task",
-                    format!("unknown social task {name:?}; known: {}", Self::names().join(", ")),
+                    format!(
+                        "unknown social task {name:?}; known: {}",
+                        Self::names().join(", ")
+                    ),
                 ));
             }
         })
@@ -260,7 +263,10 @@ impl<'a> SocialGroup<'a> {
             agents,
         } = &q.kind
         else {
-            return Err(Error::invalid("query", "a social group answers group votes"));
+            return Err(Error::invalid(
+                "query",
+                "a social group answers group votes",
+            ));
         };
         if points.len() != 2 {
             return Err(Error::dim("points", 2, points.len()));
@@ -307,7 +313,12 @@ mod tests {
         assert!((s - 3.304).abs() < 5e-3, "{s}");
         let (xc, _) = t.corrupted_optimum();
         assert!((xc[0] - 0.354).abs() < 3e-3, "{xc:?}");
-        assert!(SocialTask::by_name("nope").unwrap_err().to_string().contains("toy"));
+        assert!(
+            SocialTask::by_name("nope")
+                .unwrap_err()
+                .to_string()
+                .contains("toy")
+        );
         let th = SocialTask::by_name("thermal").unwrap();
         let (x, s) = th.optimum();
         // Egalitarian-ish comfort: the worst-off agent is within ~1 PMV unit of neutral.
@@ -348,7 +359,10 @@ mod tests {
                 let freq = wins[i] as f64 / trials as f64;
                 // 4.5 binomial standard errors.
                 let se = (p * (1.0 - p) / trials as f64).sqrt();
-                assert!((freq - p).abs() < 4.5 * se, "{channel:?} agent {i}: {freq} vs {p}");
+                assert!(
+                    (freq - p).abs() < 4.5 * se,
+                    "{channel:?} agent {i}: {freq} vs {p}"
+                );
             }
         }
         assert_eq!(g.counts, [20000, 20000]);

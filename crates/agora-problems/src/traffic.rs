@@ -47,7 +47,12 @@ impl TrafficGrid {
             s.parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| Error::invalid(format!("{file} line {line}"), format!("not a number: {s:?}")))
+                .ok_or_else(|| {
+                    Error::invalid(
+                        format!("{file} line {line}"),
+                        format!("not a number: {s:?}"),
+                    )
+                })
         };
         let mut g = TrafficGrid {
             ids: Vec::new(),
@@ -88,8 +93,16 @@ impl TrafficGrid {
                 continue;
             }
             let v: Vec<&str> = line.split(',').collect();
-            let a = num("neighbors.csv", i + 1, field("neighbors.csv", i + 1, &v, 0)?)? as usize;
-            let b = num("neighbors.csv", i + 1, field("neighbors.csv", i + 1, &v, 1)?)? as usize;
+            let a = num(
+                "neighbors.csv",
+                i + 1,
+                field("neighbors.csv", i + 1, &v, 0)?,
+            )? as usize;
+            let b = num(
+                "neighbors.csv",
+                i + 1,
+                field("neighbors.csv", i + 1, &v, 1)?,
+            )? as usize;
             let (Some(&ia), Some(&ib)) = (index_of.get(&a), index_of.get(&b)) else {
                 return Err(Error::invalid(
                     format!("neighbors.csv line {}", i + 1),
@@ -118,7 +131,10 @@ impl TrafficGrid {
 
     /// The largest objective value.
     pub fn optimum_value(&self) -> f64 {
-        self.values.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+        self.values
+            .iter()
+            .cloned()
+            .fold(f64::NEG_INFINITY, f64::max)
     }
 
     /// Objective of valid cell `i`; errors name `cell` and the allowed range.
@@ -162,7 +178,8 @@ mod tests {
     fn malformed_files_are_named() {
         let e = TrafficGrid::parse("id,row,col,log_demand\n1,0,0,x\n", "id,n\n").unwrap_err();
         assert!(e.to_string().contains("cells.csv line 2"), "{e}");
-        let e = TrafficGrid::parse("id,row,col,log_demand\n1,0,0,1.0\n", "id,n\n1,9\n").unwrap_err();
+        let e =
+            TrafficGrid::parse("id,row,col,log_demand\n1,0,0,1.0\n", "id,n\n1,9\n").unwrap_err();
         assert!(e.to_string().contains("neighbors.csv line 2"), "{e}");
     }
 }

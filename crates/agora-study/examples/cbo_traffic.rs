@@ -1,7 +1,11 @@
 //! One traffic run: `cargo run --release -p agora-study --example cbo_traffic -- <rho|solo> <seed> [rounds]`.
 fn main() -> agora_core::Result<()> {
     let a: Vec<String> = std::env::args().collect();
-    let rho = if a[1] == "solo" { None } else { Some(a[1].parse().unwrap()) };
+    let rho = if a[1] == "solo" {
+        None
+    } else {
+        Some(a[1].parse().unwrap())
+    };
     let seed: u64 = a[2].parse().unwrap();
     let rounds: usize = a.get(3).map_or(60, |s| s.parse().unwrap());
     let t = std::time::Instant::now();
@@ -22,6 +26,9 @@ fn main() -> agora_core::Result<()> {
     let bmax = r.search_batches.iter().cloned().fold(0.0, f64::max);
     let leaves: u64 = r.search_leaves.iter().sum();
     let batches: f64 = r.search_batches.iter().sum();
-    println!("round s mean {mean:.4} max {maxs:.4}; product max {bmax}; leaves/batches {:.4}", leaves as f64 / batches.max(1.0));
+    println!(
+        "round s mean {mean:.4} max {maxs:.4}; product max {bmax}; leaves/batches {:.4}",
+        leaves as f64 / batches.max(1.0)
+    );
     Ok(())
 }

@@ -2,7 +2,11 @@
 fn main() -> agora_core::Result<()> {
     let a: Vec<String> = std::env::args().collect();
     let n: usize = a[1].parse().unwrap();
-    let rho = if a[2] == "solo" { None } else { Some(a[2].parse().unwrap()) };
+    let rho = if a[2] == "solo" {
+        None
+    } else {
+        Some(a[2].parse().unwrap())
+    };
     let seed: u64 = a[3].parse().unwrap();
     let rounds: usize = a[4].parse().unwrap();
     let t = std::time::Instant::now();
@@ -15,7 +19,10 @@ fn main() -> agora_core::Result<()> {
         m.unfairness.last().unwrap(),
         m.worst_sr.last().unwrap(),
         t.elapsed().as_secs_f64(),
-        r.round_seconds.iter().map(|s| (s * 100.0).round() / 100.0).collect::<Vec<_>>()
+        r.round_seconds
+            .iter()
+            .map(|s| (s * 100.0).round() / 100.0)
+            .collect::<Vec<_>>()
     );
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod hpbo;
 pub mod png;
 pub mod report;
 pub mod runner;
+pub mod sbo;
 pub mod suites;
 
 pub use runner::{Record, RunSpec, run_grid};

@@ -1,0 +1,582 @@
+//! Social BO (Adachi et al.; ../shared/notes/social-bo.md §3, Algorithm 1) and its
+//! baselines, as one ask/tell strategy over group votes.
+//!
+//! Each round the facilitator asks every agent to vote publicly on `(x_t, x_{t−1})`, where
+//! `x_t` maximizes the optimistic improvement `α(x, x_{t−1})` of the welfare over the
+//! confidence set ([`agora_gp::social::SocialModel::optimism`]); after refitting, a private
+//! vote on the same pair is asked only if `w^u ≥ max(t^{−q}, w^v)` (the widths of the
+//! private and public utility-difference intervals, Euclidean norm over agents).
+//!
+//! Decisions the paper leaves open (note §8), each configurable:
+//! - initial design: `init_pairs = 5` random pairs, each voted on publicly and privately
+//!   (SBO, Independent) or on the variant's only channel; the chain continues from the last
+//!   pair's second point;
+//! - acquisition search: a fresh scrambled Sobol set (or every option of a finite set) is
+//!   screened with the cheap MAP-based optimistic score, and the exact `α` is solved for the
+//!   best `refine` of them;
+//! - `L` doubling (App. G.1) every round: the MAP is refitted with `2L`; if its objective
+//!   beats the current one by more than `β`, `L` doubles;
+//! - lengthscale: fixed per task, or chosen every `cv_every` rounds from a grid by 5-fold
+//!   cross-validation of the held-out votes' log-likelihood (the paper's LOO-CV, coarsened);
+//! - `w^v` (undefined in the paper): the same width over the public-only set.
+//!
+//! Baselines (note §4.2): `Oracle` (A known, public votes only), `SingleAgent` (one utility
+//! fitted to every agent's public vote), `Independent` (u from private votes only, public
+//! votes unlinked; same private-vote rule), `PrivateOnly` (a private vote every round).
+
+use crate::Strategy;
+use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
+use agora_gp::social::{Coupling, SocialConfig, SocialGraph, SocialModel, Vote};
+use agora_gp::{Stationary, StationaryKind};
+use agora_math::rng::derive_seed;
+use agora_math::welfare::Welfare;
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// Which method.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SboVariant {
+    /// Social BO.
+    Sbo,
+    /// Known graph, public votes only.
+    Oracle(Vec<Vec<f64>>),
+    /// One utility for everyone, public votes only.
+    SingleAgent,
+    /// u and v unlinked.
+    Independent,
+    /// Private votes only.
+    PrivateOnly,
+}
+
+impl SboVariant {
+    /// Short name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SboVariant::Sbo => "sbo",
+            SboVariant::Oracle(_) => "oracle",
+            SboVariant::SingleAgent => "single-agent",
+            SboVariant::Independent => "independent",
+            SboVariant::PrivateOnly => "private-only",
+        }
+    }
+}
+
+/// Settings of [`Sbo`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SboConfig {
+    /// Agents `n`.
+    pub agents: usize,
+    /// Gini `ρ` of the facilitator's welfare.
+    pub rho: f64,
+    /// Private-vote decay `q ∈ (0, 1)`.
+    pub q: f64,
+    /// Random initial pairs.
+    pub init_pairs: usize,
+    /// The social model.
+    pub model: SocialConfig,
+    /// RBF lengthscale on the unit cube.
+    pub lengthscale: f64,
+    /// Choose the lengthscale by cross-validation every this many rounds (0: never).
+    pub cv_every: usize,
+    /// Lengthscales tried by cross-validation.
+    pub lengthscale_grid: Vec<f64>,
+    /// Double `L` when the data ask for it (App. G.1).
+    pub double_bound: bool,
+    /// Largest `L` doubling may reach. Bradley–Terry likelihoods of consistent votes keep
+    /// rising with the utilities' scale, so uncapped doubling runs away (measured on the toy:
+    /// 1.5 → 6144 in 15 rounds); agora stops at 8× the initial 1.5.
+    pub max_bound: f64,
+    /// Candidates screened per round (boxes).
+    pub candidates: usize,
+    /// Candidates whose exact optimistic improvement is solved.
+    pub refine: usize,
+    /// Method.
+    pub variant: SboVariant,
+}
+
+impl SboConfig {
+    /// The paper's settings (q = 0.5, 5 initial pairs, L from 1.5 with doubling, β = 0.5).
+    pub fn paper(agents: usize, rho: f64, variant: SboVariant) -> SboConfig {
+        SboConfig {
+            agents,
+            rho,
+            q: 0.5,
+            init_pairs: 5,
+            model: SocialConfig::paper(agents),
+            lengthscale: 0.2,
+            cv_every: 0,
+            lengthscale_grid: vec![0.05, 0.1, 0.2, 0.4],
+            double_bound: true,
+            max_bound: 12.0,
+            candidates: 128,
+            refine: 3,
+            variant,
+        }
+    }
+}
+
+/// What one round did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SboRound {
+    /// The option proposed (unit cube).
+    pub x: Vec<f64>,
+    /// Whether a private vote was asked on its pair.
+    pub private: bool,
+    /// `w^u` and `w^v` (zeros when not computed).
+    pub widths: (f64, f64),
+    /// `Â` (row-major) after the round, when learned.
+    pub graph: Vec<f64>,
+    /// `L` in use.
+    pub bound: f64,
+    /// Wall seconds of the round's model work (acquisition, refits, widths).
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Open {
+    /// Two new points (initial pair).
+    Init(Vec<f64>, Vec<f64>, Channel),
+    /// A new point against `prev`.
+    Proposal(Vec<f64>, usize, Channel),
+    /// A private vote on two existing points.
+    Private(usize, usize),
+}
+
+/// Social BO and its baselines.
+#[derive(Debug, Clone)]
+pub struct Sbo {
+    space: Space,
+    cfg: SboConfig,
+    seed: u64,
+    model: SocialModel,
+    welfare: Welfare,
+    init: VecDeque<(Vec<f64>, Vec<f64>, Channel)>,
+    init_done: usize,
+    prev: Option<usize>,
+    pending_private: Option<(usize, usize)>,
+    rounds: Vec<SboRound>,
+    counts: [usize; 2],
+    queries: u64,
+    open: Option<(Query, Open)>,
+    work: f64,
+}
+
+fn graph_dim_check(rows: &[Vec<f64>], n: usize) -> Result<SocialGraph> {
+    let g = SocialGraph::new(rows, 0.0)?;
+    if g.n() != n {
+        return Err(Error::dim("graph", n, g.n()));
+    }
+    Ok(g)
+}
+
+impl Sbo {
+    /// Errors name `agents`, `rho`, `q` (outside (0, 1)), the graph, or the space.
+    pub fn new(space: Space, cfg: SboConfig, seed: u64) -> Result<Sbo> {
+        space.validate()?;
+        if cfg.agents == 0 {
+            return Err(Error::invalid(
+                "agents",
+                "needs at least one agent (n >= 1)",
+            ));
+        }
+        let welfare = Welfare::gini(cfg.rho)?;
+        if !(cfg.q > 0.0 && cfg.q < 1.0) {
+            return Err(Error::invalid(
+                "q",
+                format!("the private-vote decay must lie in (0, 1), got {}", cfg.q),
+            ));
+        }
+        if !(cfg.lengthscale.is_finite() && cfg.lengthscale > 0.0) {
+            return Err(Error::invalid(
+                "lengthscale",
+                format!("must be finite and > 0, got {}", cfg.lengthscale),
+            ));
+        }
+        let d = space.dim();
+        let mut mcfg = cfg.model.clone();
+        let n_model = match &cfg.variant {
+            SboVariant::Sbo => {
+                mcfg.coupling = Coupling::Learned;
+                cfg.agents
+            }
+            SboVariant::Oracle(rows) => {
+                mcfg.coupling = Coupling::Known(graph_dim_check(rows, cfg.agents)?);
+                cfg.agents
+            }
+            SboVariant::SingleAgent => {
+                mcfg.coupling = Coupling::Known(SocialGraph::new(&[vec![1.0]], 0.0)?);
+                mcfg.prior = agora_gp::social::SocialPrior::coherent(1);
+                1
+            }
+            SboVariant::Independent | SboVariant::PrivateOnly => {
+                mcfg.coupling = Coupling::Independent;
+                cfg.agents
+            }
+        };
+        let kernel = Box::new(Stationary::ard(StationaryKind::Rbf, d, cfg.lengthscale));
+        let model = SocialModel::new(n_model, kernel, mcfg)?;
+        let channels: Vec<Channel> = match cfg.variant {
+            SboVariant::Sbo | SboVariant::Independent => vec![Channel::Public, Channel::Private],
+            SboVariant::Oracle(_) | SboVariant::SingleAgent => vec![Channel::Public],
+            SboVariant::PrivateOnly => vec![Channel::Private],
+        };
+        let mut init = VecDeque::new();
+        let mut rng = agora_math::rng::stream(seed, &[0x5B01]);
+        for _ in 0..cfg.init_pairs.max(1) {
+            let a = random_option(&space, &mut rng);
+            let b = random_option(&space, &mut rng);
+            for ch in &channels {
+                init.push_back((a.clone(), b.clone(), *ch));
+            }
+        }
+        Ok(Sbo {
+            welfare: if n_model == 1 {
+                Welfare::Utilitarian
+            } else {
+                welfare
+            },
+            space,
+            cfg,
+            seed,
+            model,
+            init,
+            init_done: 0,
+            prev: None,
+            pending_private: None,
+            rounds: Vec::new(),
+            counts: [0, 0],
+            queries: 0,
+            open: None,
+            work: 0.0,
+        })
+    }
+
+    /// Rounds so far.
+    pub fn rounds(&self) -> &[SboRound] {
+        &self.rounds
+    }
+
+    /// Whether the next query is a private follow-up vote.
+    pub fn private_pending(&self) -> bool {
+        self.pending_private.is_some()
+    }
+
+    /// Private and public group votes answered.
+    pub fn counts(&self) -> [usize; 2] {
+        self.counts
+    }
+
+    /// The model.
+    pub fn model(&self) -> &SocialModel {
+        &self.model
+    }
+
+    fn agents_of(&self) -> Vec<String> {
+        (0..self.cfg.agents).map(|i| format!("agent{i}")).collect()
+    }
+
+    fn point_of(&self, x: &[f64]) -> Point {
+        match &self.space {
+            Space::Candidates { features, .. } => {
+                let i = features
+                    .iter()
+                    .position(|f| f.as_slice() == x)
+                    .unwrap_or_default();
+                Point::Index(i)
+            }
+            Space::Box { .. } => Point::Unit(x.to_vec()),
+        }
+    }
+
+    fn refit(&mut self) -> Result<()> {
+        let seed = derive_seed(self.seed, &[self.queries, 0x5B02]);
+        if self.cfg.cv_every > 0 && self.rounds.len().is_multiple_of(self.cfg.cv_every) {
+            self.choose_lengthscale(seed)?;
+        }
+        self.model.refit(seed)?;
+        if self.cfg.double_bound && 2.0 * self.model.config().bound <= self.cfg.max_bound {
+            let mut wider = self.model.clone();
+            let l = wider.config().bound;
+            wider.set_bound(2.0 * l)?;
+            let j = self.model.fit().map_or(f64::NEG_INFINITY, |f| f.objective);
+            let j2 = wider.refit(seed)?.objective;
+            if j < j2 - self.model.config().beta {
+                self.model = wider;
+            }
+        }
+        Ok(())
+    }
+
+    /// 5-fold cross-validation of the held-out votes' log-likelihood over the grid.
+    fn choose_lengthscale(&mut self, seed: u64) -> Result<()> {
+        let (private, public) = self.model.votes();
+        let all: Vec<Vote> = private.iter().chain(public).copied().collect();
+        if all.len() < 10 || self.cfg.lengthscale_grid.is_empty() {
+            return Ok(());
+        }
+        let d = self.space.dim();
+        let mut best = (f64::NEG_INFINITY, self.cfg.lengthscale);
+        for &l in &self.cfg.lengthscale_grid {
+            let mut score = 0.0;
+            for fold in 0..5 {
+                let mut m = self.model.clone();
+                m.set_kernel(Box::new(Stationary::ard(StationaryKind::Rbf, d, l)))?;
+                m.clear_votes();
+                let mut held = Vec::new();
+                for (k, v) in all.iter().enumerate() {
+                    if k % 5 == fold {
+                        held.push(*v);
+                    } else {
+                        m.add_vote(*v)?;
+                    }
+                }
+                m.refit(seed)?;
+                score += m.log_likelihood_of(&held)?;
+            }
+            if score > best.0 {
+                best = (score, l);
+            }
+        }
+        self.cfg.lengthscale = best.1;
+        self.model
+            .set_kernel(Box::new(Stationary::ard(StationaryKind::Rbf, d, best.1)))
+    }
+
+    fn propose(&mut self) -> Result<Vec<f64>> {
+        let prev = self
+            .prev
+            .ok_or_else(|| Error::State("no previous option".into()))?;
+        let pool: Vec<Vec<f64>> = match &self.space {
+            Space::Candidates { features, .. } => features.clone(),
+            Space::Box { .. } => agora_math::design::sobol(
+                self.cfg.candidates.max(1),
+                self.space.dim(),
+                derive_seed(self.seed, &[self.queries, 0x5B03]),
+            )?
+            .into_iter()
+            .map(|x| self.space.canonicalize(&x))
+            .collect::<Result<_>>()?,
+        };
+        let mut scored: Vec<(f64, usize)> = pool
+            .iter()
+            .enumerate()
+            .map(|(k, x)| Ok((self.model.screen(x, prev, &self.welfare)?, k)))
+            .collect::<Result<_>>()?;
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut best: Option<(f64, usize)> = None;
+        for &(_, k) in scored.iter().take(self.cfg.refine.max(1)) {
+            let v = self.model.optimism(&pool[k], prev, &self.welfare)?;
+            if best.is_none_or(|(b, _)| v > b) {
+                best = Some((v, k));
+            }
+        }
+        Ok(pool[best.expect("non-empty pool").1].clone())
+    }
+
+    fn decide_private(&self, a: usize, b: usize) -> Result<(bool, (f64, f64))> {
+        let t = (self.rounds.len() + 1) as f64;
+        let norm = |w: Vec<f64>| w.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let wu = norm(self.model.difference_widths(a, b)?);
+        let wv = norm(self.model.public_difference_widths(a, b)?);
+        Ok((wu >= t.powf(-self.cfg.q).max(wv), (wu, wv)))
+    }
+
+    /// The option with the best MAP welfare among those voted on, and that welfare.
+    pub fn recommendation(&self) -> Option<(Vec<f64>, f64)> {
+        let u = self.model.map_utilities()?;
+        let (n, m) = (self.model.n(), self.model.m());
+        (0..m)
+            .map(|k| {
+                let z: Vec<f64> = (0..n).map(|i| u[i * m + k]).collect();
+                (k, self.welfare.normalized_value(&z))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+            .map(|(k, v)| {
+                let p = self.model.points();
+                ((0..p.ncols()).map(|j| p[(k, j)]).collect(), v)
+            })
+    }
+}
+
+fn random_option(space: &Space, rng: &mut agora_math::rng::Rng) -> Vec<f64> {
+    use rand::RngExt;
+    match space {
+        Space::Candidates { features, .. } => features[rng.random_range(0..features.len())].clone(),
+        Space::Box { .. } => {
+            let x: Vec<f64> = (0..space.dim()).map(|_| rng.random::<f64>()).collect();
+            space.canonicalize(&x).unwrap_or(x)
+        }
+    }
+}
+
+impl Strategy for Sbo {
+    fn name(&self) -> String {
+        self.cfg.variant.name().to_string()
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        if let Some((q, _)) = &self.open {
+            return Ok(q.clone());
+        }
+        let (points, channel, open) = if let Some((a, b, ch)) = self.init.front().cloned() {
+            (
+                vec![self.point_of(&a), self.point_of(&b)],
+                ch,
+                Open::Init(a, b, ch),
+            )
+        } else if let Some((a, b)) = self.pending_private {
+            let p = self.model.points();
+            let row = |k: usize| (0..p.ncols()).map(|j| p[(k, j)]).collect::<Vec<f64>>();
+            (
+                vec![self.point_of(&row(a)), self.point_of(&row(b))],
+                Channel::Private,
+                Open::Private(a, b),
+            )
+        } else {
+            let t0 = Instant::now();
+            let x = self.propose()?;
+            self.work = t0.elapsed().as_secs_f64();
+            let prev = self.prev.expect("set after the initial design");
+            let p = self.model.points();
+            let prow: Vec<f64> = (0..p.ncols()).map(|j| p[(prev, j)]).collect();
+            let ch = if self.cfg.variant == SboVariant::PrivateOnly {
+                Channel::Private
+            } else {
+                Channel::Public
+            };
+            (
+                vec![self.point_of(&x), self.point_of(&prow)],
+                ch,
+                Open::Proposal(x, prev, ch),
+            )
+        };
+        let q = Query {
+            id: self.queries,
+            kind: QueryKind::GroupVote {
+                points,
+                channel,
+                agents: self.agents_of(),
+            },
+        };
+        self.open = Some((q.clone(), open));
+        Ok(q)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        let Some((q, open)) = self.open.clone() else {
+            return Err(Error::State("no open query: call ask before tell".into()));
+        };
+        answer.check_against(&q)?;
+        let AnswerKind::Votes { votes } = &answer.kind else {
+            return Err(Error::invalid("answer", "a group vote needs `votes`"));
+        };
+        let single = self.cfg.variant == SboVariant::SingleAgent;
+        let to_votes = |a: usize, b: usize, ch: Channel| -> Vec<Vote> {
+            votes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| {
+                    v.map(|w| Vote {
+                        channel: ch,
+                        agent: if single { 0 } else { i },
+                        a,
+                        b,
+                        a_wins: w == 0,
+                    })
+                })
+                .collect()
+        };
+        let t0 = Instant::now();
+        match open {
+            Open::Init(xa, xb, ch) => {
+                // Points are added once per pair (the first channel asked).
+                let m = self.model.m();
+                let (a, b) = if self.init_done.is_multiple_of(self.channels()) {
+                    (self.model.add_point(&xa)?, self.model.add_point(&xb)?)
+                } else {
+                    (m - 2, m - 1)
+                };
+                for v in to_votes(a, b, ch) {
+                    self.model.add_vote(v)?;
+                }
+                self.count(ch);
+                self.init.pop_front();
+                self.init_done += 1;
+                if self.init.is_empty() {
+                    self.refit()?;
+                    self.prev = Some(self.model.m() - 1);
+                }
+            }
+            Open::Proposal(x, prev, ch) => {
+                let k = self.model.add_point(&x)?;
+                for v in to_votes(k, prev, ch) {
+                    self.model.add_vote(v)?;
+                }
+                self.count(ch);
+                self.refit()?;
+                let (private, widths) = match self.cfg.variant {
+                    SboVariant::Sbo | SboVariant::Independent => self.decide_private(k, prev)?,
+                    _ => (false, (0.0, 0.0)),
+                };
+                if private {
+                    self.pending_private = Some((k, prev));
+                }
+                self.prev = Some(k);
+                self.rounds.push(SboRound {
+                    x,
+                    private: private || ch == Channel::Private,
+                    widths,
+                    graph: match self.model.config().coupling {
+                        Coupling::Learned => {
+                            self.model.fit().map(|f| f.a.clone()).unwrap_or_default()
+                        }
+                        _ => Vec::new(),
+                    },
+                    bound: self.model.config().bound,
+                    seconds: self.work + t0.elapsed().as_secs_f64(),
+                });
+            }
+            Open::Private(a, b) => {
+                for v in to_votes(a, b, Channel::Private) {
+                    self.model.add_vote(v)?;
+                }
+                self.count(Channel::Private);
+                self.refit()?;
+                self.pending_private = None;
+                if let Some(r) = self.rounds.last_mut() {
+                    r.seconds += t0.elapsed().as_secs_f64();
+                    if let Coupling::Learned = self.model.config().coupling {
+                        r.graph = self.model.fit().map(|f| f.a.clone()).unwrap_or_default();
+                    }
+                }
+            }
+        }
+        self.queries += 1;
+        self.open = None;
+        Ok(())
+    }
+
+    fn recommend(&self) -> Option<(Point, f64)> {
+        self.recommendation().map(|(x, v)| (self.point_of(&x), v))
+    }
+
+    fn n_answered(&self) -> usize {
+        self.queries as usize
+    }
+}
+
+impl Sbo {
+    fn channels(&self) -> usize {
+        match self.cfg.variant {
+            SboVariant::Sbo | SboVariant::Independent => 2,
+            _ => 1,
+        }
+    }
+
+    fn count(&mut self, ch: Channel) {
+        match ch {
+            Channel::Private => self.counts[0] += 1,
+            Channel::Public => self.counts[1] += 1,
+        }
+    }
+}
