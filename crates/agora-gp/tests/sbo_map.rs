@@ -47,6 +47,8 @@ fn model(case: &Value, separate: bool) -> SocialModel {
     cfg.beta_u = num(&case["beta_u"]);
     cfg.beta_v = num(&case["beta_v"]);
     cfg.separate_lr = separate;
+    // The recorded cases are the paper's uniform prior.
+    cfg.ridge = 0.0;
     cfg.starts = 8;
     let k = Box::new(Stationary::ard(
         StationaryKind::Rbf,

@@ -363,9 +363,34 @@ impl Sbo {
             .map(|(k, x)| Ok((self.model.screen(x, prev, &self.welfare)?, k)))
             .collect::<Result<_>>()?;
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        use rayon::prelude::*;
+        let mut top: Vec<usize> = scored
+            .iter()
+            .take(self.cfg.refine.max(1))
+            .map(|p| p.1)
+            .collect();
+        // The screen's ball term favours options far from the data; add the options whose
+        // MAP welfare is highest, so the exact problem also weighs exploitation.
+        let mut by_map: Vec<(f64, usize)> = pool
+            .iter()
+            .enumerate()
+            .map(|(k, x)| {
+                let z = self.model.map_at(x)?;
+                Ok((self.welfare.normalized_value(&z), k))
+            })
+            .collect::<Result<_>>()?;
+        by_map.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for &(_, k) in by_map.iter().take(self.cfg.refine.max(1)) {
+            if !top.contains(&k) {
+                top.push(k);
+            }
+        }
+        let vals: Vec<f64> = top
+            .par_iter()
+            .map(|&k| self.model.optimism(&pool[k], prev, &self.welfare))
+            .collect::<Result<_>>()?;
         let mut best: Option<(f64, usize)> = None;
-        for &(_, k) in scored.iter().take(self.cfg.refine.max(1)) {
-            let v = self.model.optimism(&pool[k], prev, &self.welfare)?;
+        for (&k, &v) in top.iter().zip(&vals) {
             if best.is_none_or(|(b, _)| v > b) {
                 best = Some((v, k));
             }
@@ -377,8 +402,13 @@ impl Sbo {
         let t = (self.rounds.len() + 1) as f64;
         let norm = |w: Vec<f64>| w.iter().map(|v| v * v).sum::<f64>().sqrt();
         let wu = norm(self.model.difference_widths(a, b)?);
+        let threshold = t.powf(-self.cfg.q);
+        if wu < threshold {
+            // No private vote whatever w^v is; skip its 2n solves.
+            return Ok((false, (wu, f64::NAN)));
+        }
         let wv = norm(self.model.public_difference_widths(a, b)?);
-        Ok((wu >= t.powf(-self.cfg.q).max(wv), (wu, wv)))
+        Ok((wu >= threshold.max(wv), (wu, wv)))
     }
 
     /// The option with the best MAP welfare among those voted on, and that welfare.

@@ -30,6 +30,15 @@ fn main() -> agora_core::Result<()> {
     );
     println!("private: {:?}", r.private);
     println!(
+        "x: {:?}",
+        r.x.iter()
+            .map(|x| x
+                .iter()
+                .map(|v| (v * 1000.0).round() / 1000.0)
+                .collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    );
+    println!(
         "s/round: {:?}",
         r.seconds
             .iter()

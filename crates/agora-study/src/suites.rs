@@ -90,6 +90,7 @@ pub fn suite_names() -> Vec<&'static str> {
     let mut v: Vec<&'static str> = suites().iter().map(|s| s.name).collect();
     v.push("hpbo");
     v.push("cbo");
+    v.push("sbo");
     v
 }
 
@@ -135,8 +136,9 @@ pub fn reproduce(
     let all = suites();
     let with_hpbo = matches!(name, None | Some("hpbo"));
     let with_cbo = matches!(name, None | Some("cbo"));
+    let with_sbo = matches!(name, None | Some("sbo"));
     let chosen: Vec<&Suite> = match name {
-        Some("hpbo") | Some("cbo") => vec![],
+        Some("hpbo") | Some("cbo") | Some("sbo") => vec![],
         Some(n) => vec![
             all.iter()
                 .find(|s| s.name == n)
@@ -167,6 +169,11 @@ pub fn reproduce(
             "- [Collaborative BO with fair regret (Sim et al. 2021)](cbo/report.md): cbo"
         );
         results.push(("cbo".to_string(), Vec::new()));
+    }
+    if with_sbo {
+        crate::sbo::reproduce(quick, &out.join("sbo"), progress)?;
+        let _ = writeln!(index, "- [Social BO (Adachi et al.)](sbo/report.md): sbo");
+        results.push(("sbo".to_string(), Vec::new()));
     }
     report::write_file(&out.join("report.md"), &index)?;
     Ok(results)
