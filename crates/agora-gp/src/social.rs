@@ -1628,3 +1628,79 @@ mod tests {
         assert!(s.add_point(&[0.1, 0.2]).is_err());
     }
 }
+
+#[cfg(test)]
+mod recovery {
+    use super::*;
+    use crate::{Stationary, StationaryKind};
+    use rand::RngExt;
+
+    /// Synthetic dual votes on random pairs of fixed points with known utilities: `Â → A`,
+    /// the Frobenius error falling roughly like `|Q^u|^{−1/2}` (Thm 3.6).
+    #[test]
+    fn graph_error_falls_like_inverse_sqrt_of_private_votes() {
+        let a_true = [[0.7, 0.3], [0.4, 0.6]];
+        let m = 12;
+        let mut rng = agora_math::rng::stream(5, &[1]);
+        let xs: Vec<f64> = (0..m).map(|k| k as f64 / (m - 1) as f64).collect();
+        // Smooth utilities within the ball, with distinct shapes (identifiable A).
+        let u = |x: f64| [2.0 * (3.0 * x).sin(), 2.0 * (2.0 * x - 1.0)];
+        let mut errors = Vec::new();
+        let sizes = [40usize, 160, 640];
+        for &q in &sizes {
+            let mut cfg = SocialConfig::paper(2);
+            cfg.bound = 20.0;
+            cfg.ridge = 0.0;
+            cfg.starts = 3;
+            let k = Box::new(Stationary::ard(StationaryKind::Rbf, 1, 0.3));
+            let mut s = SocialModel::new(2, k, cfg).unwrap();
+            for x in &xs {
+                s.add_point(&[*x]).unwrap();
+            }
+            let mut err = 0.0;
+            let reps = 3;
+            for _ in 0..reps {
+                s.clear_votes();
+                for _ in 0..q {
+                    let (a, b) = (rng.random_range(0..m), rng.random_range(0..m));
+                    if a == b {
+                        continue;
+                    }
+                    let (ua, ub) = (u(xs[a]), u(xs[b]));
+                    for i in 0..2 {
+                        let dv = (0..2).map(|j| a_true[i][j] * (ua[j] - ub[j])).sum::<f64>();
+                        for (ch, d) in [(Channel::Private, ua[i] - ub[i]), (Channel::Public, dv)] {
+                            let p = 1.0 / (1.0 + (-d).exp());
+                            s.add_vote(Vote {
+                                channel: ch,
+                                agent: i,
+                                a,
+                                b,
+                                a_wins: rng.random::<f64>() < p,
+                            })
+                            .unwrap();
+                        }
+                    }
+                }
+                let fit = s.refit(3).unwrap();
+                let flat: Vec<f64> = a_true.iter().flatten().copied().collect();
+                err += fit
+                    .a
+                    .iter()
+                    .zip(&flat)
+                    .map(|(x, y)| (x - y).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+            }
+            errors.push(err / reps as f64);
+        }
+        // Decreasing, with a log-log slope near −1/2 over a 16-fold range of |Q^u|.
+        assert!(errors[0] > errors[1] && errors[1] > errors[2], "{errors:?}");
+        let slope = (errors[2] / errors[0]).ln() / (sizes[2] as f64 / sizes[0] as f64).ln();
+        println!("graph errors {errors:?} at |Q^u| = {sizes:?}: log-log slope {slope:.2}");
+        assert!(
+            (-0.9..=-0.25).contains(&slope),
+            "slope {slope}, errors {errors:?}"
+        );
+    }
+}

@@ -154,6 +154,15 @@ mod tests {
                 assert!(w.normalized_value(&u) <= mean + 1e-12);
             }
         }
+        // Social BO's normalized GSF weights (note §1.3): n = 3, ρ = 0.5 → (4/7, 2/7, 1/7);
+        // ρ = 1 the mean; ρ = 1e−10 the minimum.
+        let w = Welfare::gini(0.5).unwrap().normalized_weights(3);
+        for (a, b) in w.iter().zip([4.0 / 7.0, 2.0 / 7.0, 1.0 / 7.0]) {
+            assert!((a - b).abs() < 1e-15);
+        }
+        let z = [0.3, -1.2, 2.0];
+        assert!((Welfare::gini(1.0).unwrap().normalized_value(&z) - 1.1 / 3.0).abs() < 1e-15);
+        assert!((Welfare::gini(1e-10).unwrap().normalized_value(&z) + 1.2).abs() < 1e-9);
         assert!(Welfare::gini(0.0).unwrap_err().to_string().contains("rho"));
         assert!(Welfare::gini(1.5).is_err());
         assert!(Welfare::gini(f64::NAN).is_err());

@@ -610,3 +610,90 @@ impl Sbo {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toy_answer(q: &Query) -> Answer {
+        // A deterministic group: agent 0 likes x near 0.8, agent 1 near 0.3 (privately);
+        // publicly both follow agent 0.
+        let QueryKind::GroupVote {
+            points, channel, ..
+        } = &q.kind
+        else {
+            panic!("group votes")
+        };
+        let x: Vec<f64> = points
+            .iter()
+            .map(|p| match p {
+                Point::Unit(u) => u[0],
+                Point::Index(_) => panic!("box"),
+            })
+            .collect();
+        let u = |x: f64, i: usize| -((x - [0.8, 0.3][i]) * (x - [0.8, 0.3][i]));
+        let votes = (0..2)
+            .map(|i| {
+                let j = if *channel == Channel::Public { 0 } else { i };
+                Some(if u(x[0], j) > u(x[1], j) { 0 } else { 1 })
+            })
+            .collect();
+        Answer {
+            query_id: q.id,
+            kind: AnswerKind::Votes { votes },
+        }
+    }
+
+    fn run(seed: u64) -> (Vec<Vec<f64>>, [usize; 2]) {
+        let space = Space::reals(&[(0.0, 1.0)]).unwrap();
+        let mut cfg = SboConfig::paper(2, 1.0, SboVariant::Sbo);
+        cfg.init_pairs = 2;
+        cfg.candidates = 16;
+        let mut s = Sbo::new(space, cfg, seed).unwrap();
+        while s.rounds().len() < 3 {
+            let q = s.ask().unwrap();
+            assert_eq!(s.ask().unwrap(), q, "asking again returns the open query");
+            s.tell(&toy_answer(&q)).unwrap();
+        }
+        (s.rounds().iter().map(|r| r.x.clone()).collect(), s.counts())
+    }
+
+    #[test]
+    fn same_seed_same_proposals() {
+        let (a, ca) = run(4);
+        let (b, cb) = run(4);
+        assert_eq!(a, b);
+        assert_eq!(ca, cb);
+        // Two initial pairs, each voted on publicly and privately.
+        assert!(ca[0] >= 2 && ca[1] >= 5);
+    }
+
+    #[test]
+    fn bad_settings_and_answers_are_named() {
+        let space = Space::reals(&[(0.0, 1.0)]).unwrap();
+        for q in [0.0, 1.0, -0.5, f64::NAN] {
+            let mut cfg = SboConfig::paper(2, 1.0, SboVariant::Sbo);
+            cfg.q = q;
+            let e = Sbo::new(space.clone(), cfg, 0).unwrap_err();
+            assert!(e.to_string().contains("`q`"), "{e}");
+        }
+        let e = Sbo::new(space.clone(), SboConfig::paper(2, 0.0, SboVariant::Sbo), 0).unwrap_err();
+        assert!(e.to_string().contains("rho"), "{e}");
+        let bad_graph = SboVariant::Oracle(vec![vec![0.9, 0.2], vec![0.5, 0.5]]);
+        let e = Sbo::new(space.clone(), SboConfig::paper(2, 1.0, bad_graph), 0).unwrap_err();
+        assert!(e.to_string().contains("graph[0]"), "{e}");
+        let mut s = Sbo::new(space, SboConfig::paper(2, 1.0, SboVariant::Sbo), 0).unwrap();
+        let q = s.ask().unwrap();
+        // One vote for two agents, and a vote naming an option that was not shown.
+        for votes in [vec![Some(0)], vec![Some(0), Some(2)]] {
+            let a = Answer {
+                query_id: q.id,
+                kind: AnswerKind::Votes { votes },
+            };
+            assert!(s.tell(&a).is_err());
+        }
+        // Nothing was recorded: the same query is still open.
+        assert_eq!(s.ask().unwrap(), q);
+        assert_eq!(s.counts(), [0, 0]);
+    }
+}
