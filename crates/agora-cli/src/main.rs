@@ -139,6 +139,16 @@ enum Bench {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Social BO on thermal comfort (n = 3): seconds per iteration at t = 10, 25, 50,
+    /// against the paper's "< 30 s at t = 50".
+    Sbo {
+        /// Runs (seeds 0..runs, one at a time).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Standard BO loop on Hartmann6 (RESULTS.md §3).
     Bo {
         /// agora methods to run.
@@ -307,6 +317,14 @@ fn main() -> Result<()> {
                 let (rows, worst) = agora_study::cbo::bench_traffic(runs)?;
                 emit(
                     &agora_study::cbo::bench_traffic_table(&rows, worst),
+                    &rows,
+                    json.as_deref(),
+                )?;
+            }
+            Bench::Sbo { runs, json } => {
+                let rows = agora_study::sbo::bench(runs)?;
+                emit(
+                    &agora_study::sbo::bench_table(&rows),
                     &rows,
                     json.as_deref(),
                 )?;

@@ -13,7 +13,21 @@
 //! - `thermal` (n = 3, H.2.1): temperature 15–35 °C and air speed 0.3–1.5 m/s; agent `i`'s
 //!   utility is `−|PMV_i|` (ISO 7730, [`crate::pmv`]) with `tr = tdb`, RH 50 %, the agents'
 //!   met/clo of [`crate::pmv::THERMAL_AGENTS`]; graph `[[0.8, 0.1, 0.1], [0.6, 0.1, 0.3],
-//!   [0.4, 0.3, 0.3]]`, ρ = 0.1.
+//!   [0.4, 0.3, 0.3]]`, ρ = 0.1;
+//! - `hotel` (n = 3, H.2.3): the paper's TripAdvisor data are not available, so agora builds
+//!   a synthetic set of 300 hotels ([`hotel_options`]): price log-normal (median 150),
+//!   review count log-normal (median 90), and a review rank driven by a latent quality that
+//!   correlates with both (corr ≈ 0.4 with log price, ≈ 0.5 with log reviews). Features are
+//!   scaled to [0, 1] (price and reviews on log scale; rank reversed so 1 is the best hotel).
+//!   Utilities as printed, times 3 so that votes carry information: luxury `0.5 p + 0.5 R`,
+//!   budget `−0.5 p + r + 0.5 r` (the paper's formula, sic: `−0.5 p + 1.5 r`), review `R`;
+//!   graph `[[0.5, 0.3, 0.2], [0.1, 0.8, 0.1], [0.2, 0.1, 0.7]]`, ρ = 0.5;
+//! - `energy` (n = 3, H.2.4): the METER data are not available, so agora builds a synthetic
+//!   2-D embedding of smart meters in which each firm holds its own data: the large
+//!   corporation 40 meters spread over the square, the niche start-up 6 meters clustered in
+//!   one corner, the joint venture 14 meters in two other clusters. Firm `i`'s utility at `x`
+//!   is 3 × the predictive variance of its own GP (RBF, lengthscale 0.15, noise 1e−4) at `x`
+//!   (information gain); graph as thermal comfort, ρ = 0.5.
 
 use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result};
 use agora_math::rng::stream;
@@ -89,6 +103,56 @@ impl SocialTask {
             "toy-altruist" => toy([[0.1, 0.9], [0.9, 0.1]], 1.0),
             "toy-rho0.5" => toy(TOY_GRAPH, 0.5),
             "toy-egalitarian" => toy(TOY_GRAPH, 1e-10),
+            "hotel" => {
+                let opts = hotel_options();
+                SocialTask {
+                    name: name.to_string(),
+                    agents: 3,
+                    dim: 3,
+                    graph: vec![
+                        vec![0.5, 0.3, 0.2],
+                        vec![0.1, 0.8, 0.1],
+                        vec![0.2, 0.1, 0.7],
+                    ],
+                    rho: 0.5,
+                    utilities: Box::new(|x: &[f64]| {
+                        let (p, r, rank) = (x[0], x[1], x[2]);
+                        vec![
+                            3.0 * (0.5 * p + 0.5 * rank),
+                            3.0 * (-0.5 * p + r + 0.5 * r),
+                            3.0 * rank,
+                        ]
+                    }),
+                    options: Some(opts),
+                    inputs: vec![
+                        ("log price (scaled)".into(), 0.0, 1.0),
+                        ("log review count (scaled)".into(), 0.0, 1.0),
+                        ("review rank (scaled, 1 = best)".into(), 0.0, 1.0),
+                    ],
+                }
+            }
+            "energy" => {
+                let firms = energy_firms()?;
+                SocialTask {
+                    name: name.to_string(),
+                    agents: 3,
+                    dim: 2,
+                    graph: vec![
+                        vec![0.8, 0.1, 0.1],
+                        vec![0.6, 0.1, 0.3],
+                        vec![0.4, 0.3, 0.3],
+                    ],
+                    rho: 0.5,
+                    utilities: Box::new(move |x: &[f64]| {
+                        firms.iter().map(|f| 3.0 * f.variance(x)).collect()
+                    }),
+                    options: None,
+                    inputs: vec![
+                        ("embedding 1".into(), 0.0, 1.0),
+                        ("embedding 2".into(), 0.0, 1.0),
+                    ],
+                }
+            }
             "thermal" => SocialTask {
                 name: name.to_string(),
                 agents: 3,
@@ -133,6 +197,8 @@ impl SocialTask {
             "toy-rho0.5",
             "toy-egalitarian",
             "thermal",
+            "hotel",
+            "energy",
         ]
     }
 
@@ -220,6 +286,106 @@ impl SocialTask {
         }
         best
     }
+}
+
+/// The synthetic hotel set: 300 rows of `(log price, log reviews, reversed rank)` scaled to
+/// `[0, 1]` (see the module docs), from a fixed seed.
+pub fn hotel_options() -> Vec<Vec<f64>> {
+    use rand_distr::{Distribution, StandardNormal};
+    let n = 300;
+    let mut rng = stream(2023, &[0x407E1]);
+    let mut rows = Vec::with_capacity(n);
+    for _ in 0..n {
+        let z: [f64; 3] = [
+            StandardNormal.sample(&mut rng),
+            StandardNormal.sample(&mut rng),
+            StandardNormal.sample(&mut rng),
+        ];
+        let log_price = 150f64.ln() + 0.5 * z[0];
+        let log_reviews = 90f64.ln() + 1.0 * z[1];
+        let quality = 0.4 * z[0] + 0.5 * z[1] + 0.77 * z[2];
+        rows.push([log_price, log_reviews, quality]);
+    }
+    // Rank 1 = highest quality; reversed and scaled so the best hotel has 1.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| rows[b][2].total_cmp(&rows[a][2]));
+    let mut rank = vec![0usize; n];
+    for (k, &i) in order.iter().enumerate() {
+        rank[i] = k;
+    }
+    let scale = |j: usize| {
+        let lo = rows.iter().map(|r| r[j]).fold(f64::INFINITY, f64::min);
+        let hi = rows.iter().map(|r| r[j]).fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi - lo)
+    };
+    let (pl, pw) = scale(0);
+    let (rl, rw) = scale(1);
+    (0..n)
+        .map(|i| {
+            vec![
+                (rows[i][0] - pl) / pw,
+                (rows[i][1] - rl) / rw,
+                1.0 - rank[i] as f64 / (n - 1) as f64,
+            ]
+        })
+        .collect()
+}
+
+/// One firm's GP over the meter embedding: its predictive variance is its utility.
+pub struct FirmGp {
+    points: Vec<[f64; 2]>,
+    chol: agora_math::linalg::Cholesky,
+    lengthscale: f64,
+}
+
+impl FirmGp {
+    fn k(&self, a: &[f64], b: &[f64; 2]) -> f64 {
+        let d2 = (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2);
+        (-0.5 * d2 / (self.lengthscale * self.lengthscale)).exp()
+    }
+
+    /// Posterior variance at `x` (prior variance 1).
+    pub fn variance(&self, x: &[f64]) -> f64 {
+        let kx: Vec<f64> = self.points.iter().map(|p| self.k(x, p)).collect();
+        let v = self.chol.solve_lower_vec(&kx);
+        (1.0 - v.iter().map(|e| e * e).sum::<f64>()).max(0.0)
+    }
+}
+
+/// The three firms of the energy task (see the module docs), from a fixed seed.
+pub fn energy_firms() -> Result<Vec<FirmGp>> {
+    let mut rng = stream(2016, &[0xE4E]);
+    let mut cluster = |c: [f64; 2], s: f64, k: usize| -> Vec<[f64; 2]> {
+        (0..k)
+            .map(|_| {
+                [
+                    (c[0] + s * (rng.random::<f64>() - 0.5)).clamp(0.0, 1.0),
+                    (c[1] + s * (rng.random::<f64>() - 0.5)).clamp(0.0, 1.0),
+                ]
+            })
+            .collect()
+    };
+    let corp = cluster([0.5, 0.5], 1.0, 40);
+    let startup = cluster([0.85, 0.85], 0.2, 6);
+    let mut jv = cluster([0.15, 0.8], 0.25, 7);
+    jv.extend(cluster([0.8, 0.2], 0.25, 7));
+    [corp, startup, jv]
+        .into_iter()
+        .map(|points| {
+            let l = 0.15;
+            let m = points.len();
+            let g = faer::Mat::from_fn(m, m, |i, j| {
+                let d2 =
+                    (points[i][0] - points[j][0]).powi(2) + (points[i][1] - points[j][1]).powi(2);
+                (-0.5 * d2 / (l * l)).exp() + if i == j { 1e-4 } else { 0.0 }
+            });
+            Ok(FirmGp {
+                chol: agora_math::linalg::Cholesky::new(g.as_ref())?,
+                points,
+                lengthscale: l,
+            })
+        })
+        .collect()
 }
 
 /// A simulated group answering [`QueryKind::GroupVote`] queries.
@@ -324,6 +490,34 @@ mod tests {
         // Egalitarian-ish comfort: the worst-off agent is within ~1 PMV unit of neutral.
         assert!(s < 0.0 && s > -1.5, "{x:?} {s}");
         assert!((th.utilities)(&x).iter().all(|u| u.is_finite()));
+    }
+
+    #[test]
+    fn synthetic_hotel_and_energy_tasks() {
+        let h = SocialTask::by_name("hotel").unwrap();
+        let opts = h.options.as_ref().unwrap();
+        assert_eq!(opts.len(), 300);
+        assert!(opts.iter().flatten().all(|v| (0.0..=1.0).contains(v)));
+        // Rank is reversed and spread over [0, 1]; price and reviews correlate with it.
+        let corr = |j: usize| {
+            let (mx, my) = (
+                opts.iter().map(|o| o[j]).sum::<f64>() / 300.0,
+                opts.iter().map(|o| o[2]).sum::<f64>() / 300.0,
+            );
+            let cov: f64 = opts.iter().map(|o| (o[j] - mx) * (o[2] - my)).sum();
+            let vx: f64 = opts.iter().map(|o| (o[j] - mx).powi(2)).sum();
+            let vy: f64 = opts.iter().map(|o| (o[2] - my).powi(2)).sum();
+            cov / (vx * vy).sqrt()
+        };
+        assert!(corr(0) > 0.2 && corr(1) > 0.3, "{} {}", corr(0), corr(1));
+        let (x, _) = h.optimum();
+        assert!(opts.contains(&x));
+        let e = SocialTask::by_name("energy").unwrap();
+        // Each firm is certain at its own data and uncertain far from it.
+        let u_corner = (e.utilities)(&[0.85, 0.85]);
+        assert!(u_corner[1] < 0.1, "start-up knows its corner: {u_corner:?}");
+        let (xe, se) = e.optimum();
+        assert!(se > 0.0 && xe.iter().all(|v| (0.0..=1.0).contains(v)));
     }
 
     #[test]
