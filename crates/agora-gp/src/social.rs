@@ -249,8 +249,11 @@ pub struct SocialConfig {
     /// weak prior (the view of the paper's GP variant, App. F.1) keeps the MAP inside and
     /// bounds the optimism at a new option by the likelihood-ratio slack, as in GP-UCB.
     pub ridge: f64,
-    /// Solver settings.
+    /// Solver settings of the MAP and the MLEs.
     pub solver: AlOptions,
+    /// Solver settings of the bound, width and acquisition problems (looser: their values
+    /// steer the search and the private-vote rule, where 1e−5 is plenty).
+    pub bound_solver: AlOptions,
 }
 
 impl SocialConfig {
@@ -272,6 +275,18 @@ impl SocialConfig {
                 feas_tol: 1e-9,
                 ..AlOptions::default()
             },
+            bound_solver: AlOptions {
+                opt_tol: 1e-5,
+                feas_tol: 1e-7,
+                f_tol: 1e-9,
+                inner: agora_math::optim::LbfgsbOptions {
+                    m: 12,
+                    ftol: 1e-11,
+                    pgtol: 1e-7,
+                    max_iter: 2000,
+                },
+                ..AlOptions::default()
+            },
         }
     }
 }
@@ -285,9 +300,9 @@ pub struct SocialFit {
     pub a: Vec<f64>,
     /// `Ĵ`.
     pub objective: f64,
-    /// `ℓ̂_u` (0 without private votes).
+    /// `ℓ̂_u` (0 without private votes; NaN unless [`SocialConfig::separate_lr`]).
     pub mle_u: f64,
-    /// `ℓ̂_v` (0 without public votes).
+    /// `ℓ̂_v` (0 without public votes; NaN unless [`SocialConfig::separate_lr`]).
     pub mle_v: f64,
     /// Worst KKT residuals of the MAP (stationarity, feasibility, complementarity).
     pub kkt: [f64; 3],
@@ -433,6 +448,11 @@ impl SocialModel {
     /// Settings.
     pub fn config(&self) -> &SocialConfig {
         &self.cfg
+    }
+
+    /// Fresh MAP starts besides the warm start (0: the warm start only, when there is one).
+    pub fn set_starts(&mut self, starts: usize) {
+        self.cfg.starts = starts;
     }
 
     /// Change the ball radius `L` (refit needed).
@@ -798,7 +818,12 @@ impl SocialModel {
             starts.push(x);
         }
         let mut rng = agora_math::rng::stream(seed, &[0x50C1]);
-        for s in 0..self.cfg.starts.max(1) {
+        let fresh = if starts.is_empty() {
+            self.cfg.starts.max(1)
+        } else {
+            self.cfg.starts
+        };
+        for s in 0..fresh {
             let mut x = vec![0.0; lay.len()];
             if lay.a {
                 let d = self.cfg.prior.delta_a;
@@ -858,8 +883,13 @@ impl SocialModel {
                 _ => Vec::new(),
             }
         };
-        let mle_u = self.mle(Channel::Private)?;
-        let mle_v = self.mle(Channel::Public)?;
+        // The separate MLEs are needed by the separate likelihood-ratio constraints only;
+        // `w^v` computes `ℓ̂_v` itself when it is missing.
+        let (mle_u, mle_v) = if self.cfg.separate_lr {
+            (self.mle(Channel::Private)?, self.mle(Channel::Public)?)
+        } else {
+            (f64::NAN, f64::NAN)
+        };
         Ok(SocialFit {
             alpha,
             a,
@@ -1043,7 +1073,7 @@ impl SocialModel {
             f: f.as_ref(),
         }));
         let bounds = self.bounds_for(lay);
-        let mut best = minimize_al(obj, &cons, &bounds, &x0, None, self.cfg.solver)?;
+        let mut best = minimize_al(obj, &cons, &bounds, &x0, None, self.cfg.bound_solver)?;
         // The other modes of the set, with the same extra coordinates as `x0`.
         let fit = self.fit.as_ref().expect("checked by lr_fns");
         let nm = self.n * self.m();
@@ -1053,7 +1083,7 @@ impl SocialModel {
             if lay.a {
                 x[lay.a_off()..lay.a_off() + self.n * self.n].copy_from_slice(&mode[nm..]);
             }
-            let r = minimize_al(obj, &cons, &bounds, &x, None, self.cfg.solver)?;
+            let r = minimize_al(obj, &cons, &bounds, &x, None, self.cfg.bound_solver)?;
             if r.kkt.feasibility <= 1e-6 && r.f < best.f {
                 best = r;
             }
@@ -1212,7 +1242,12 @@ impl SocialModel {
             tau: false,
         };
         let balls = self.ball_fns(&lay);
-        let lv_min = fit.mle_v - self.cfg.beta_v;
+        let mle_v = if fit.mle_v.is_finite() {
+            fit.mle_v
+        } else {
+            self.mle(Channel::Public)?
+        };
+        let lv_min = mle_v - self.cfg.beta_v;
         let public = &self.public;
         let lv = move |x: &[f64], g: &mut [f64]| -> Result<f64> {
             let f = self.utilities_of(x);
@@ -1283,7 +1318,7 @@ impl SocialModel {
                     }
                     Ok(-sign * d)
                 };
-                Ok(-sign * minimize_al(&obj, &cons, &bounds, &x0, None, self.cfg.solver)?.f)
+                Ok(-sign * minimize_al(&obj, &cons, &bounds, &x0, None, self.cfg.bound_solver)?.f)
             })
             .collect::<Result<_>>()?;
         Ok((0..n)
@@ -1326,8 +1361,8 @@ impl SocialModel {
     /// `W` is concave and piecewise linear (`W(z) = min_π Σ_k w_k z_π(k)` for ascending
     /// weights' rearrangement), so `W(z)` enters through an epigraph variable with one
     /// linear constraint per permutation (n! ≤ 24 for n ≤ 4). `−W(z_prev)` is convex; it is
-    /// handled by fixing the permutation that sorts `z_prev` and re-solving until the sort is
-    /// stable (a difference-of-convex iteration; each pass can only raise the value).
+    /// handled by fixing the permutation that sorts `z_prev` and re-solving once with the sort
+    /// of the solution (a difference-of-convex step; the second pass can only raise the value).
     pub fn optimism(&self, x: &[f64], prev: usize, welfare: &Welfare) -> Result<f64> {
         let n = self.n;
         let m = self.m();
@@ -1383,7 +1418,7 @@ impl SocialModel {
         x0[lay.tau()] = welfare.normalized_value(&zs);
         let mut best = f64::NEG_INFINITY;
         let mut last_perm: Option<Vec<usize>> = None;
-        for _pass in 0..4 {
+        for _pass in 0..2 {
             let zp: Vec<f64> = (0..n).map(|i| prev_of(&x0, i)).collect();
             let perm = agora_math::welfare::ascending_order(&zp);
             if last_perm.as_ref() == Some(&perm) {
@@ -1561,7 +1596,7 @@ mod tests {
         let u = s.utilities_of(&fit.alpha);
         let mut gg = vec![0.0; 10];
         let lu = bt_loglik(&s.private, &u, s.m(), Some(&mut gg));
-        assert!(lu <= fit.mle_u + 1e-6);
+        assert!(lu <= s.mle(Channel::Private).unwrap() + 1e-6);
     }
 
     #[test]

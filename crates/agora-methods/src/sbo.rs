@@ -86,6 +86,8 @@ pub struct SboConfig {
     /// rising with the utilities' scale, so uncapped doubling runs away (measured on the toy:
     /// 1.5 → 6144 in 15 rounds); agora stops at 8× the initial 1.5.
     pub max_bound: f64,
+    /// Fresh MAP starts every this many refits (the warm start otherwise).
+    pub fresh_every: usize,
     /// Candidates screened per round (boxes).
     pub candidates: usize,
     /// Candidates whose exact optimistic improvement is solved.
@@ -108,6 +110,7 @@ impl SboConfig {
             lengthscale_grid: vec![0.05, 0.1, 0.2, 0.4],
             double_bound: true,
             max_bound: 12.0,
+            fresh_every: 5,
             candidates: 128,
             refine: 3,
             variant,
@@ -293,14 +296,24 @@ impl Sbo {
         if self.cfg.cv_every > 0 && self.rounds.len().is_multiple_of(self.cfg.cv_every) {
             self.choose_lengthscale(seed)?;
         }
+        // Fresh MAP starts (besides the warm start) every `fresh_every` refits; the modes they
+        // find seed the bound problems.
+        let fresh = self
+            .queries
+            .is_multiple_of(self.cfg.fresh_every.max(1) as u64);
+        self.model
+            .set_starts(if fresh { self.cfg.model.starts } else { 0 });
         self.model.refit(seed)?;
         if self.cfg.double_bound && 2.0 * self.model.config().bound <= self.cfg.max_bound {
             let mut wider = self.model.clone();
             let l = wider.config().bound;
             wider.set_bound(2.0 * l)?;
+            // Warm-started from the current MAP only: the check runs every round.
+            wider.set_starts(0);
             let j = self.model.fit().map_or(f64::NEG_INFINITY, |f| f.objective);
             let j2 = wider.refit(seed)?.objective;
             if j < j2 - self.model.config().beta {
+                wider.set_starts(self.cfg.model.starts);
                 self.model = wider;
             }
         }
