@@ -48,6 +48,23 @@ pub fn batch_information(cov: &Mat<f64>, noise_var: f64) -> Result<(f64, Mat<f64
     Ok((0.5 * chol.log_det(), g))
 }
 
+/// Errors unless `α ≥ 0` and `σ² > 0` are finite (naming `alpha` / `noise_var`).
+pub(crate) fn check_alpha_noise(alpha: f64, noise_var: f64) -> Result<()> {
+    if !(alpha.is_finite() && alpha >= 0.0) {
+        return Err(Error::invalid(
+            "alpha",
+            format!("must be finite and >= 0, got {alpha}"),
+        ));
+    }
+    if !(noise_var.is_finite() && noise_var > 0.0) {
+        return Err(Error::invalid(
+            "noise_var",
+            format!("must be finite and > 0, got {noise_var}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Fair batch UCB over the joint box `[0, 1]^{n·d}` (party-major: `x[i·d .. (i+1)·d]` is
 /// party `i`'s input).
 pub struct FairBatchUcb<'a> {
@@ -78,19 +95,7 @@ impl FairBatchUcb<'_> {
             ));
         }
         agora_core::check_finite_slice("lambda", &self.lambda)?;
-        if !(self.alpha.is_finite() && self.alpha >= 0.0) {
-            return Err(Error::invalid(
-                "alpha",
-                format!("must be finite and >= 0, got {}", self.alpha),
-            ));
-        }
-        if !(self.noise_var.is_finite() && self.noise_var > 0.0) {
-            return Err(Error::invalid(
-                "noise_var",
-                format!("must be finite and > 0, got {}", self.noise_var),
-            ));
-        }
-        Ok(())
+        check_alpha_noise(self.alpha, self.noise_var)
     }
 
     fn batch(&self, x: &[f64]) -> Mat<f64> {

@@ -198,19 +198,7 @@ impl<'a> GraphBatch<'a> {
         if self.welfare.weights(n).iter().any(|w| *w < 0.0) {
             return Err(Error::invalid("welfare", "weights must be >= 0"));
         }
-        if !(self.alpha.is_finite() && self.alpha >= 0.0) {
-            return Err(Error::invalid(
-                "alpha",
-                format!("must be finite and >= 0, got {}", self.alpha),
-            ));
-        }
-        if !(self.noise_var.is_finite() && self.noise_var > 0.0) {
-            return Err(Error::invalid(
-                "noise_var",
-                format!("must be finite and > 0, got {}", self.noise_var),
-            ));
-        }
-        Ok(())
+        crate::fair::check_alpha_noise(self.alpha, self.noise_var)
     }
 
     /// Each party's candidates in search order: decreasing `μ + sqrt(Σ_cc)`, ties by position.

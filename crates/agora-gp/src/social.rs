@@ -328,6 +328,10 @@ pub struct SocialModel {
     fit: Option<SocialFit>,
 }
 
+/// Minimizes a linear objective over some set and returns the minimum.
+type WidthSolve<'a> =
+    dyn Fn(&(dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync)) -> Result<f64> + Sync + 'a;
+
 /// Offsets of the variables `[α (n·m), β (n, extended only), A (n², coupled only), τ]`.
 #[derive(Debug, Clone, Copy)]
 struct Layout {
@@ -1199,12 +1203,21 @@ impl SocialModel {
         }
         let lay = self.layout(false, false);
         let x0 = self.start(&lay)?;
+        self.widths_with(a, b, &|obj| {
+            Ok(self.over_set(&lay, obj, &[], x0.clone())?.f)
+        })
+    }
+
+    /// Per-agent widths `max − min` of `u_i(a) − u_i(b)`, each end the minimum of a linear
+    /// objective found by `solve` over the caller's set (the 2n problems run in parallel).
+    fn widths_with(&self, a: usize, b: usize, solve: &WidthSolve<'_>) -> Result<Vec<f64>> {
+        let m = self.m();
+        // d = (C α_i)[a] − (C α_i)[b] = (C[a,:] − C[b,:]) · α_i.
+        let row: Vec<f64> = (0..m).map(|k| self.c[(a, k)] - self.c[(b, k)]).collect();
         let jobs: Vec<(usize, f64)> = (0..self.n).flat_map(|i| [(i, 1.0), (i, -1.0)]).collect();
         let ends: Vec<f64> = jobs
             .par_iter()
             .map(|&(i, sign)| {
-                // d = (C α_i)[a] − (C α_i)[b] = (C[a,:] − C[b,:]) · α_i.
-                let row: Vec<f64> = (0..m).map(|k| self.c[(a, k)] - self.c[(b, k)]).collect();
                 let obj = |v: &[f64], g: &mut [f64]| -> Result<f64> {
                     g.iter_mut().for_each(|e| *e = 0.0);
                     let mut d = 0.0;
@@ -1214,7 +1227,7 @@ impl SocialModel {
                     }
                     Ok(-sign * d)
                 };
-                Ok(-sign * self.over_set(&lay, &obj, &[], x0.clone())?.f)
+                Ok(-sign * solve(&obj)?)
             })
             .collect::<Result<_>>()?;
         Ok((0..self.n)
@@ -1304,26 +1317,9 @@ impl SocialModel {
             x
         };
         let bounds = self.bounds_for(&lay);
-        let jobs: Vec<(usize, f64)> = (0..n).flat_map(|i| [(i, 1.0), (i, -1.0)]).collect();
-        let ends: Vec<f64> = jobs
-            .par_iter()
-            .map(|&(i, sign)| {
-                let row: Vec<f64> = (0..m).map(|k| self.c[(a, k)] - self.c[(b, k)]).collect();
-                let obj = |v: &[f64], g: &mut [f64]| -> Result<f64> {
-                    g.iter_mut().for_each(|e| *e = 0.0);
-                    let mut d = 0.0;
-                    for r in 0..m {
-                        d += row[r] * v[i * m + r];
-                        g[i * m + r] = -sign * row[r];
-                    }
-                    Ok(-sign * d)
-                };
-                Ok(-sign * minimize_al(&obj, &cons, &bounds, &x0, None, self.cfg.bound_solver)?.f)
-            })
-            .collect::<Result<_>>()?;
-        Ok((0..n)
-            .map(|i| (ends[2 * i] - ends[2 * i + 1]).max(0.0))
-            .collect())
+        self.widths_with(a, b, &|obj| {
+            Ok(minimize_al(obj, &cons, &bounds, &x0, None, self.cfg.bound_solver)?.f)
+        })
     }
 
     /// A cheap optimistic score for screening candidates: with `(α̂, Â)` fixed, every

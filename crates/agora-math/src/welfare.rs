@@ -83,6 +83,23 @@ fn weighted_sorted(u: &[f64], w: &[f64]) -> (f64, Vec<f64>) {
     (v, g)
 }
 
+/// All `n!` permutations of `0..n` (for brute-force checks and the epigraph form of the
+/// welfare, `W(u) = min_π Σ_k w_k u_π(k)` for non-increasing weights).
+pub fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for i in 0..n {
+            let mut q = p.clone();
+            q.insert(i, n - 1);
+            out.push(q);
+        }
+    }
+    out
+}
+
 /// The fairest assignment of values `h` to parties with standing `lambda` (Sim et al.
 /// 2021, B.2): the party with the `k`-th lowest `λ` gets the `k`-th highest `h`. Returns
 /// `perm` with `perm[party] = index into h`. Ties break by index, deterministically.
@@ -105,21 +122,6 @@ mod tests {
     use super::*;
     use crate::rng::stream;
     use rand::RngExt;
-
-    fn permutations(n: usize) -> Vec<Vec<usize>> {
-        if n == 0 {
-            return vec![vec![]];
-        }
-        let mut out = Vec::new();
-        for p in permutations(n - 1) {
-            for i in 0..n {
-                let mut q = p.clone();
-                q.insert(i, n - 1);
-                out.push(q);
-            }
-        }
-        out
-    }
 
     fn random_u(rng: &mut crate::rng::Rng, n: usize) -> Vec<f64> {
         (0..n).map(|_| rng.random::<f64>() * 10.0 - 3.0).collect()

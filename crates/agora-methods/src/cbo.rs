@@ -93,6 +93,40 @@ impl FixedGp {
     }
 }
 
+/// Check the settings both collaborative strategies share; returns the welfare rule.
+/// Errors name `rho`, `lengthscales`, `outputscale`, `noise_var`, `c1` or `c2`.
+pub(crate) fn check_settings(
+    rho: f64,
+    gp: &FixedGp,
+    c1: f64,
+    c2: f64,
+    d: usize,
+) -> Result<Welfare> {
+    let welfare = Welfare::gini(rho)?;
+    if gp.lengthscales.len() != d {
+        return Err(Error::dim("lengthscales", d, gp.lengthscales.len()));
+    }
+    for (name, v) in [
+        ("outputscale", gp.outputscale),
+        ("noise_var", gp.noise_var),
+        ("c2", c2),
+    ] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(Error::invalid(
+                name,
+                format!("must be finite and > 0, got {v}"),
+            ));
+        }
+    }
+    if !(c1.is_finite() && c1 >= 0.0) {
+        return Err(Error::invalid(
+            "c1",
+            format!("must be finite and >= 0, got {c1}"),
+        ));
+    }
+    Ok(welfare)
+}
+
 /// Settings of [`Cbo`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct CboConfig {
@@ -185,32 +219,7 @@ impl Cbo {
                 "needs at least one party (n >= 1)",
             ));
         }
-        let welfare = Welfare::gini(cfg.rho)?;
-        if cfg.gp.lengthscales.len() != space.dim() {
-            return Err(Error::dim(
-                "lengthscales",
-                space.dim(),
-                cfg.gp.lengthscales.len(),
-            ));
-        }
-        for (name, v) in [
-            ("outputscale", cfg.gp.outputscale),
-            ("noise_var", cfg.gp.noise_var),
-            ("c2", cfg.c2),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(Error::invalid(
-                    name,
-                    format!("must be finite and > 0, got {v}"),
-                ));
-            }
-        }
-        if !(cfg.c1.is_finite() && cfg.c1 >= 0.0) {
-            return Err(Error::invalid(
-                "c1",
-                format!("must be finite and >= 0, got {}", cfg.c1),
-            ));
-        }
+        let welfare = check_settings(cfg.rho, &cfg.gp, cfg.c1, cfg.c2, space.dim())?;
         let w = welfare.weights(cfg.parties);
         let c1 = if cfg.vary_c1 {
             cfg.c1 * vary_c1_factor(&w)

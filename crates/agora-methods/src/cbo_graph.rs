@@ -200,11 +200,8 @@ impl GraphCbo {
                 "solo GP-UCB is one party: run one instance per party",
             ));
         }
-        let welfare = Welfare::gini(cfg.rho)?;
         let d = graph.coords[0].len();
-        if cfg.gp.lengthscales.len() != d {
-            return Err(Error::dim("lengthscales", d, cfg.gp.lengthscales.len()));
-        }
+        let welfare = crate::cbo::check_settings(cfg.rho, &cfg.gp, cfg.c1, cfg.c2, d)?;
         if cfg.n_init == 0 || cfg.n_init > graph.coords.len() {
             return Err(Error::invalid(
                 "n_init",
@@ -219,24 +216,6 @@ impl GraphCbo {
             return Err(Error::invalid(
                 "first_limit",
                 "candidate limits must be >= 1",
-            ));
-        }
-        for (name, v) in [
-            ("outputscale", cfg.gp.outputscale),
-            ("noise_var", cfg.gp.noise_var),
-            ("c2", cfg.c2),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(Error::invalid(
-                    name,
-                    format!("must be finite and > 0, got {v}"),
-                ));
-            }
-        }
-        if !(cfg.c1.is_finite() && cfg.c1 >= 0.0) {
-            return Err(Error::invalid(
-                "c1",
-                format!("must be finite and >= 0, got {}", cfg.c1),
             ));
         }
         let c1 = if cfg.vary_c1 {
