@@ -76,6 +76,9 @@ pub struct SboConfig {
     pub model: SocialConfig,
     /// RBF lengthscale on the unit cube.
     pub lengthscale: f64,
+    /// A precomputed kernel over a finite option set (e.g. a graph diffusion kernel); the
+    /// options' features must then be their indices (one column).
+    pub gram: Option<Vec<Vec<f64>>>,
     /// Choose the lengthscale by cross-validation every this many rounds (0: never).
     pub cv_every: usize,
     /// Lengthscales tried by cross-validation.
@@ -106,6 +109,7 @@ impl SboConfig {
             init_pairs: 5,
             model: SocialConfig::paper(agents),
             lengthscale: 0.2,
+            gram: None,
             cv_every: 0,
             lengthscale_grid: vec![0.05, 0.1, 0.2, 0.4],
             double_bound: true,
@@ -216,7 +220,36 @@ impl Sbo {
                 cfg.agents
             }
         };
-        let kernel = Box::new(Stationary::ard(StationaryKind::Rbf, d, cfg.lengthscale));
+        let kernel: Box<dyn agora_gp::Kernel> = match &cfg.gram {
+            None => Box::new(Stationary::ard(StationaryKind::Rbf, d, cfg.lengthscale)),
+            Some(rows) => {
+                let Space::Candidates { features, .. } = &space else {
+                    return Err(Error::invalid(
+                        "gram",
+                        "a precomputed kernel needs a finite option set",
+                    ));
+                };
+                if d != 1 || rows.len() != features.len() {
+                    return Err(Error::invalid(
+                        "gram",
+                        format!(
+                            "needs one row per option ({}) and index features (one column), got {} rows and {d} columns",
+                            features.len(),
+                            rows.len()
+                        ),
+                    ));
+                }
+                let n = rows.len();
+                if let Some(i) = rows.iter().position(|r| r.len() != n) {
+                    return Err(Error::dim(format!("gram[{i}]"), n, rows[i].len()));
+                }
+                Box::new(agora_gp::Precomputed::new(faer::Mat::from_fn(
+                    n,
+                    n,
+                    |i, j| rows[i][j],
+                ))?)
+            }
+        };
         let model = SocialModel::new(n_model, kernel, mcfg)?;
         let channels: Vec<Channel> = match cfg.variant {
             SboVariant::Sbo | SboVariant::Independent => vec![Channel::Public, Channel::Private],
@@ -324,7 +357,7 @@ impl Sbo {
     fn choose_lengthscale(&mut self, seed: u64) -> Result<()> {
         let (private, public) = self.model.votes();
         let all: Vec<Vote> = private.iter().chain(public).copied().collect();
-        if all.len() < 10 || self.cfg.lengthscale_grid.is_empty() {
+        if all.len() < 10 || self.cfg.lengthscale_grid.is_empty() || self.cfg.gram.is_some() {
             return Ok(());
         }
         let d = self.space.dim();

@@ -27,7 +27,17 @@
 //!   corporation 40 meters spread over the square, the niche start-up 6 meters clustered in
 //!   one corner, the joint venture 14 meters in two other clusters. Firm `i`'s utility at `x`
 //!   is 3 × the predictive variance of its own GP (RBF, lengthscale 0.15, noise 1e−4) at `x`
-//!   (information gain); graph as thermal comfort, ρ = 0.5.
+//!   (information gain); graph as thermal comfort, ρ = 0.5;
+//! - `team` (n = 4, H.2.2): teams of 8 out of 11 candidates (165 options). Each candidate has
+//!   a skill mix over 4 skills (Dirichlet(0.5)), and pairs have compatibilities from
+//!   row-wise Dirichlet(1) draws, symmetrized. The four utilities (the paper's, with signs
+//!   chosen so larger is better): skill diversity (entropy of the team's mean skill mix),
+//!   mean compatibility, minimum compatibility, and flatness (minus the variance of the
+//!   compatibilities), each standardized over the 165 teams. Teams are nodes of a supergraph
+//!   with Jaccard-index edge weights; the kernel is the graph diffusion kernel
+//!   `exp(−τ L)` of its normalized Laplacian (τ = 2), scaled to unit diagonal
+//!   ([`SocialTask::gram`]). Graph `[[0.7, 0.1, 0.1, 0.1], [0.4, 0.4, 0.1, 0.1],
+//!   [0.3, 0.2, 0.3, 0.2], [0.3, 0.2, 0.2, 0.3]]`, ρ = 0.1. Options are candidate indices.
 
 use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result};
 use agora_math::rng::stream;
@@ -55,6 +65,8 @@ pub struct SocialTask {
     pub options: Option<Vec<Vec<f64>>>,
     /// Names of the inputs in user units, with their ranges (for reports).
     pub inputs: Vec<(String, f64, f64)>,
+    /// A precomputed kernel over the options (then each option's feature is its index).
+    pub gram: Option<Vec<Vec<f64>>>,
 }
 
 impl std::fmt::Debug for SocialTask {
@@ -96,6 +108,7 @@ impl SocialTask {
             utilities: Box::new(|x: &[f64]| toy_utilities(x[0]).to_vec()),
             options: None,
             inputs: vec![("x".into(), 0.0, 1.0)],
+            gram: None,
         };
         Ok(match name {
             "toy" => toy(TOY_GRAPH, 1.0),
@@ -129,6 +142,7 @@ impl SocialTask {
                         ("log review count (scaled)".into(), 0.0, 1.0),
                         ("review rank (scaled, 1 = best)".into(), 0.0, 1.0),
                     ],
+                    gram: None,
                 }
             }
             "energy" => {
@@ -151,6 +165,30 @@ impl SocialTask {
                         ("embedding 1".into(), 0.0, 1.0),
                         ("embedding 2".into(), 0.0, 1.0),
                     ],
+                    gram: None,
+                }
+            }
+            "team" => {
+                let (utilities, gram) = team_formation()?;
+                let options: Vec<Vec<f64>> = (0..utilities.len()).map(|i| vec![i as f64]).collect();
+                SocialTask {
+                    name: name.to_string(),
+                    agents: 4,
+                    dim: 1,
+                    graph: vec![
+                        vec![0.7, 0.1, 0.1, 0.1],
+                        vec![0.4, 0.4, 0.1, 0.1],
+                        vec![0.3, 0.2, 0.3, 0.2],
+                        vec![0.3, 0.2, 0.2, 0.3],
+                    ],
+                    rho: 0.1,
+                    utilities: Box::new(move |x: &[f64]| {
+                        let i = (x[0].max(0.0).round() as usize).min(utilities.len() - 1);
+                        utilities[i].clone()
+                    }),
+                    options: Some(options),
+                    inputs: vec![("team index".into(), 0.0, 164.0)],
+                    gram: Some(gram),
                 }
             }
             "thermal" => SocialTask {
@@ -175,6 +213,7 @@ impl SocialTask {
                     ("temperature (°C)".into(), 15.0, 35.0),
                     ("air speed (m/s)".into(), 0.3, 1.5),
                 ],
+                gram: None,
             },
             _ => {
                 return Err(Error::invalid(
@@ -199,6 +238,7 @@ impl SocialTask {
             "thermal",
             "hotel",
             "energy",
+            "team",
         ]
     }
 
@@ -329,6 +369,99 @@ pub fn hotel_options() -> Vec<Vec<f64>> {
             ]
         })
         .collect()
+}
+
+/// The team-formation task: per-team utilities (165 × 4, standardized) and the diffusion
+/// kernel over the team supergraph (see the module docs), from a fixed seed.
+#[allow(clippy::type_complexity)]
+pub fn team_formation() -> Result<(Vec<Vec<f64>>, Vec<Vec<f64>>)> {
+    use rand_distr::{Distribution, Gamma};
+    let (people, size, skills) = (11usize, 8usize, 4usize);
+    let mut rng = stream(2024, &[0x7EA]);
+    let mut dirichlet = |alpha: f64, k: usize| -> Vec<f64> {
+        let g = Gamma::new(alpha, 1.0).expect("alpha > 0");
+        let v: Vec<f64> = (0..k).map(|_| g.sample(&mut rng).max(1e-12)).collect();
+        let t: f64 = v.iter().sum();
+        v.into_iter().map(|e| e / t).collect()
+    };
+    let skill: Vec<Vec<f64>> = (0..people).map(|_| dirichlet(0.5, skills)).collect();
+    let raw: Vec<Vec<f64>> = (0..people).map(|_| dirichlet(1.0, people)).collect();
+    let compat = |a: usize, b: usize| 0.5 * (raw[a][b] + raw[b][a]) * people as f64;
+    // Teams: every 8-subset of 11, in lexicographic order of the left-out triple.
+    let mut teams: Vec<Vec<usize>> = Vec::new();
+    for a in 0..people {
+        for b in a + 1..people {
+            for c in b + 1..people {
+                teams.push((0..people).filter(|p| ![a, b, c].contains(p)).collect());
+            }
+        }
+    }
+    debug_assert!(teams.iter().all(|t| t.len() == size));
+    let raw_u: Vec<[f64; 4]> = teams
+        .iter()
+        .map(|t| {
+            let mix: Vec<f64> = (0..skills)
+                .map(|s| t.iter().map(|&p| skill[p][s]).sum::<f64>() / t.len() as f64)
+                .collect();
+            let entropy = -mix
+                .iter()
+                .filter(|p| **p > 0.0)
+                .map(|p| p * p.ln())
+                .sum::<f64>();
+            let pairs: Vec<f64> = t
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &a)| t[i + 1..].iter().map(move |&b| (a, b)))
+                .map(|(a, b)| compat(a, b))
+                .collect();
+            let mean = pairs.iter().sum::<f64>() / pairs.len() as f64;
+            let min = pairs.iter().cloned().fold(f64::INFINITY, f64::min);
+            let var = pairs.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / pairs.len() as f64;
+            [entropy, mean, min, -var]
+        })
+        .collect();
+    let mut utilities = vec![vec![0.0; 4]; teams.len()];
+    for j in 0..4 {
+        let col: Vec<f64> = raw_u.iter().map(|r| r[j]).collect();
+        let m = col.iter().sum::<f64>() / col.len() as f64;
+        let sd = (col.iter().map(|v| (v - m).powi(2)).sum::<f64>() / col.len() as f64).sqrt();
+        for (k, v) in col.iter().enumerate() {
+            utilities[k][j] = (v - m) / sd.max(1e-12);
+        }
+    }
+    // Supergraph: Jaccard weights; normalized Laplacian; diffusion kernel by scaling and
+    // squaring with a Taylor series.
+    let n = teams.len();
+    let w = faer::Mat::from_fn(n, n, |i, j| {
+        if i == j {
+            return 0.0;
+        }
+        let inter = teams[i].iter().filter(|p| teams[j].contains(p)).count() as f64;
+        // Jaccard index |A ∩ B| / |A ∪ B|.
+        inter / ((2 * size) as f64 - inter)
+    });
+    let deg: Vec<f64> = (0..n).map(|i| (0..n).map(|j| w[(i, j)]).sum()).collect();
+    let tau = 2.0;
+    let lap = faer::Mat::from_fn(n, n, |i, j| {
+        let l = if i == j { 1.0 } else { 0.0 } - w[(i, j)] / (deg[i] * deg[j]).sqrt();
+        -tau * l
+    });
+    let squarings = 6;
+    let scaled = &lap * faer::Scale(1.0 / f64::from(1u32 << squarings));
+    let mut term = faer::Mat::<f64>::identity(n, n);
+    let mut exp = faer::Mat::<f64>::identity(n, n);
+    for k in 1..=14 {
+        term = &term * &scaled * faer::Scale(1.0 / k as f64);
+        exp += &term;
+    }
+    for _ in 0..squarings {
+        exp = &exp * &exp;
+    }
+    let d: Vec<f64> = (0..n).map(|i| exp[(i, i)]).collect();
+    let gram = (0..n)
+        .map(|i| (0..n).map(|j| exp[(i, j)] / (d[i] * d[j]).sqrt()).collect())
+        .collect();
+    Ok((utilities, gram))
 }
 
 /// One firm's GP over the meter embedding: its predictive variance is its utility.
@@ -518,6 +651,30 @@ mod tests {
         assert!(u_corner[1] < 0.1, "start-up knows its corner: {u_corner:?}");
         let (xe, se) = e.optimum();
         assert!(se > 0.0 && xe.iter().all(|v| (0.0..=1.0).contains(v)));
+    }
+
+    #[test]
+    fn team_task_has_165_teams_and_a_valid_diffusion_kernel() {
+        let t = SocialTask::by_name("team").unwrap();
+        assert_eq!(t.options.as_ref().unwrap().len(), 165);
+        let g = t.gram.as_ref().unwrap();
+        for (i, row) in g.iter().enumerate() {
+            assert!((row[i] - 1.0).abs() < 1e-12);
+            for (j, v) in row.iter().enumerate() {
+                assert!((v - g[j][i]).abs() < 1e-10);
+                assert!(*v > 0.0 && *v <= 1.0 + 1e-12);
+            }
+        }
+        // Positive definite (a matrix exponential of a symmetric matrix).
+        let m = faer::Mat::from_fn(165, 165, |i, j| g[i][j]);
+        let ch = agora_math::linalg::Cholesky::new(m.as_ref()).unwrap();
+        assert_eq!(ch.jitter(), 0.0);
+        // Utilities are standardized per agent.
+        for j in 0..4 {
+            let col: Vec<f64> = (0..165).map(|k| (t.utilities)(&[k as f64])[j]).collect();
+            let mean = col.iter().sum::<f64>() / 165.0;
+            assert!(mean.abs() < 1e-9);
+        }
     }
 
     #[test]

@@ -50,6 +50,7 @@ pub fn methods(task: &SocialTask) -> Vec<SboVariant> {
 pub fn config(task: &SocialTask, variant: SboVariant) -> SboConfig {
     let mut c = SboConfig::paper(task.agents, task.rho, variant);
     c.lengthscale = if task.dim == 1 { 0.1 } else { 0.25 };
+    c.gram = task.gram.clone();
     c
 }
 
