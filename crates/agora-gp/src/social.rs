@@ -39,6 +39,7 @@ use crate::Kernel;
 use agora_core::{Channel, Error, Result};
 use agora_math::constrained::{AlOptions, AlResult, Constraint, Kind, minimize_al};
 use agora_math::linalg::Cholesky;
+use agora_math::optim::Objective;
 use agora_math::welfare::Welfare;
 use faer::Mat;
 use rayon::prelude::*;
@@ -328,9 +329,28 @@ pub struct SocialModel {
     fit: Option<SocialFit>,
 }
 
+/// A constraint (or objective) with its gradient, boxed.
+type ConFn<'a> = Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + 'a>;
+
+/// Inequality constraints (`≤ 0`) then equalities, as the solver takes them.
+fn constraints<'a>(ineq: &[&'a [ConFn<'a>]], eq: &'a [ConFn<'a>]) -> Vec<Constraint<'a>> {
+    let mut out: Vec<Constraint<'a>> = ineq
+        .iter()
+        .flat_map(|set| set.iter())
+        .map(|f| Constraint {
+            kind: Kind::Inequality,
+            f: f.as_ref(),
+        })
+        .collect();
+    out.extend(eq.iter().map(|f| Constraint {
+        kind: Kind::Equality,
+        f: f.as_ref(),
+    }));
+    out
+}
+
 /// Minimizes a linear objective over some set and returns the minimum.
-type WidthSolve<'a> =
-    dyn Fn(&(dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync)) -> Result<f64> + Sync + 'a;
+type WidthSolve<'a> = dyn Fn(&Objective<'_>) -> Result<f64> + Sync + 'a;
 
 /// Offsets of the variables `[α (n·m), β (n, extended only), A (n², coupled only), τ]`.
 #[derive(Debug, Clone, Copy)]
@@ -800,17 +820,7 @@ impl SocialModel {
         };
         let balls = self.ball_fns(&lay);
         let rows = self.row_fns(&lay);
-        let mut cons: Vec<Constraint> = balls
-            .iter()
-            .map(|f| Constraint {
-                kind: Kind::Inequality,
-                f: f.as_ref(),
-            })
-            .collect();
-        cons.extend(rows.iter().map(|f| Constraint {
-            kind: Kind::Equality,
-            f: f.as_ref(),
-        }));
+        let cons = constraints(&[&balls], &rows);
         let mut starts = Vec::new();
         if let Some(f) = &self.fit
             && f.alpha.len() == n * m
@@ -938,13 +948,7 @@ impl SocialModel {
             Ok(-v)
         };
         let balls = self.ball_fns(&lay);
-        let cons: Vec<Constraint> = balls
-            .iter()
-            .map(|f| Constraint {
-                kind: Kind::Inequality,
-                f: f.as_ref(),
-            })
-            .collect();
+        let cons = constraints(&[&balls], &[]);
         let r = minimize_al(
             &obj,
             &cons,
@@ -956,11 +960,7 @@ impl SocialModel {
         Ok(-r.f)
     }
 
-    #[allow(clippy::type_complexity)]
-    fn ball_fns(
-        &self,
-        lay: &Layout,
-    ) -> Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>> {
+    fn ball_fns(&self, lay: &Layout) -> Vec<ConFn<'_>> {
         let (n, m) = (self.n, self.m());
         let l2 = self.cfg.bound * self.cfg.bound;
         let lay = *lay;
@@ -980,16 +980,12 @@ impl SocialModel {
                         g[lay.beta() + i] = 2.0 * v;
                     }
                     Ok(s - l2)
-                }) as Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>
+                }) as ConFn<'_>
             })
             .collect()
     }
 
-    #[allow(clippy::type_complexity)]
-    fn row_fns(
-        &self,
-        lay: &Layout,
-    ) -> Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>> {
+    fn row_fns(&self, lay: &Layout) -> Vec<ConFn<'_>> {
         if !lay.a {
             return Vec::new();
         }
@@ -1005,23 +1001,19 @@ impl SocialModel {
                         g[off + i * n + j] = 1.0;
                     }
                     Ok(s)
-                }) as Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>
+                }) as ConFn<'_>
             })
             .collect()
     }
 
     /// Likelihood-ratio constraints of the confidence set (`≤ 0` form).
-    #[allow(clippy::type_complexity)]
-    fn lr_fns(
-        &self,
-        lay: &Layout,
-    ) -> Result<Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>>> {
+    fn lr_fns(&self, lay: &Layout) -> Result<Vec<ConFn<'_>>> {
         let fit = self
             .fit
             .as_ref()
             .ok_or_else(|| Error::State("fit the social model first".into()))?;
         let lay = *lay;
-        let mut out: Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>> = Vec::new();
+        let mut out: Vec<ConFn<'_>> = Vec::new();
         let j_min = fit.objective - self.cfg.beta;
         out.push(Box::new(move |x: &[f64], g: &mut [f64]| {
             g.iter_mut().for_each(|e| *e = 0.0);
@@ -1052,30 +1044,17 @@ impl SocialModel {
 
     /// Solve `min obj` over the confidence set (extended by one point when `lay.ext`),
     /// from the MAP (plus `extra` constraints).
-    #[allow(clippy::type_complexity)]
     fn over_set(
         &self,
         lay: &Layout,
-        obj: &(dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync),
-        extra: &[Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>],
+        obj: &Objective<'_>,
+        extra: &[ConFn<'_>],
         x0: Vec<f64>,
     ) -> Result<AlResult> {
         let balls = self.ball_fns(lay);
         let rows = self.row_fns(lay);
         let lr = self.lr_fns(lay)?;
-        let mut cons: Vec<Constraint> = balls
-            .iter()
-            .chain(lr.iter())
-            .chain(extra.iter())
-            .map(|f| Constraint {
-                kind: Kind::Inequality,
-                f: f.as_ref(),
-            })
-            .collect();
-        cons.extend(rows.iter().map(|f| Constraint {
-            kind: Kind::Equality,
-            f: f.as_ref(),
-        }));
+        let cons = constraints(&[&balls, &lr, extra], &rows);
         let bounds = self.bounds_for(lay);
         let mut best = minimize_al(obj, &cons, &bounds, &x0, None, self.cfg.bound_solver)?;
         // The other modes of the set, with the same extra coordinates as `x0`.
@@ -1271,13 +1250,7 @@ impl SocialModel {
             g.iter_mut().for_each(|e| *e = -*e);
             Ok(lv_min - v)
         };
-        let mut cons: Vec<Constraint> = balls
-            .iter()
-            .map(|f| Constraint {
-                kind: Kind::Inequality,
-                f: f.as_ref(),
-            })
-            .collect();
+        let mut cons = constraints(&[&balls], &[]);
         if !public.is_empty() {
             cons.push(Constraint {
                 kind: Kind::Inequality,
@@ -1371,7 +1344,7 @@ impl SocialModel {
         let (c, s) = self.extension(x)?;
         let lay = self.layout(true, true);
         let w = welfare.normalized_weights(n);
-        let perms = permutations(n);
+        let perms = agora_math::welfare::permutations(n);
         let z_of = |v: &[f64], i: usize| -> f64 {
             s * v[lay.beta() + i]
                 + c.iter()
@@ -1387,8 +1360,7 @@ impl SocialModel {
             t
         };
         // Epigraph constraints: τ − Σ_k w_k z_π(k) ≤ 0.
-        #[allow(clippy::type_complexity)]
-        let epi: Vec<Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>> = perms
+        let epi: Vec<ConFn<'_>> = perms
             .iter()
             .map(|p| {
                 let p = p.clone();
@@ -1406,7 +1378,7 @@ impl SocialModel {
                         }
                     }
                     Ok(val)
-                }) as Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + '_>
+                }) as ConFn<'_>
             })
             .collect();
         let mut x0 = self.start(&lay)?;
@@ -1445,22 +1417,6 @@ impl SocialModel {
         }
         Ok(best)
     }
-}
-
-/// All permutations of `0..n`.
-fn permutations(n: usize) -> Vec<Vec<usize>> {
-    if n == 0 {
-        return vec![vec![]];
-    }
-    let mut out = Vec::new();
-    for p in permutations(n - 1) {
-        for i in 0..n {
-            let mut q = p.clone();
-            q.insert(i, n - 1);
-            out.push(q);
-        }
-    }
-    out
 }
 
 /// `(c, s)` for the last row `m` of a factor already holding `m + 1` rows: `c` = row `m`
