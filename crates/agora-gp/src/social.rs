@@ -610,6 +610,62 @@ impl SocialModel {
         Ok(())
     }
 
+    /// Choose an RBF lengthscale from `grid` by `folds`-fold cross-validation of the votes'
+    /// log-likelihood (held-out votes scored under the MAP fitted to the rest; the paper's
+    /// leave-one-out on held-out votes, coarsened to folds), and install it. Returns the
+    /// choice, or `None` (nothing changed) with fewer than `2·folds` votes.
+    pub fn choose_lengthscale(
+        &mut self,
+        grid: &[f64],
+        folds: usize,
+        seed: u64,
+    ) -> Result<Option<f64>> {
+        let all: Vec<Vote> = self.private.iter().chain(&self.public).copied().collect();
+        let folds = folds.max(2);
+        if all.len() < 2 * folds || grid.is_empty() {
+            return Ok(None);
+        }
+        if let Some(bad) = grid.iter().find(|l| !(l.is_finite() && **l > 0.0)) {
+            return Err(Error::invalid(
+                "lengthscale_grid",
+                format!("lengthscales must be finite and > 0, got {bad}"),
+            ));
+        }
+        let d = self.points.ncols();
+        let mut best = (f64::NEG_INFINITY, grid[0]);
+        for &l in grid {
+            let mut score = 0.0;
+            for fold in 0..folds {
+                let mut m = self.clone();
+                m.set_kernel(Box::new(crate::Stationary::ard(
+                    crate::StationaryKind::Rbf,
+                    d,
+                    l,
+                )))?;
+                m.clear_votes();
+                let mut held = Vec::new();
+                for (k, v) in all.iter().enumerate() {
+                    if k % folds == fold {
+                        held.push(*v);
+                    } else {
+                        m.add_vote(*v)?;
+                    }
+                }
+                m.refit(seed)?;
+                score += m.log_likelihood_of(&held)?;
+            }
+            if score > best.0 {
+                best = (score, l);
+            }
+        }
+        self.set_kernel(Box::new(crate::Stationary::ard(
+            crate::StationaryKind::Rbf,
+            d,
+            best.1,
+        )))?;
+        Ok(Some(best.1))
+    }
+
     /// Drop every vote (points stay; refit needed).
     pub fn clear_votes(&mut self) {
         self.private.clear();
@@ -1613,6 +1669,54 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("`b`"), "{e}");
         assert!(s.add_point(&[0.1, 0.2]).is_err());
+    }
+}
+
+#[cfg(test)]
+mod lengthscale_cv {
+    use super::*;
+    use crate::{Stationary, StationaryKind};
+    use rand::RngExt;
+
+    /// Votes from a smooth utility pick a longer lengthscale than votes from a wiggly one.
+    #[test]
+    fn cross_validation_follows_the_data_scale() {
+        let grid = [0.03, 0.1, 0.3, 1.0];
+        let mut chosen = Vec::new();
+        for f in [(|x: f64| 3.0 * (x - 0.5)) as fn(f64) -> f64, |x: f64| {
+            3.0 * (25.0 * x).sin()
+        }] {
+            let mut cfg = SocialConfig::paper(1);
+            cfg.coupling = Coupling::Independent;
+            cfg.bound = 12.0;
+            let k = Box::new(Stationary::ard(StationaryKind::Rbf, 1, 0.3));
+            let mut s = SocialModel::new(1, k, cfg).unwrap();
+            let m = 30;
+            for i in 0..m {
+                s.add_point(&[i as f64 / (m - 1) as f64]).unwrap();
+            }
+            let mut rng = agora_math::rng::stream(9, &[2]);
+            for _ in 0..240 {
+                let (a, b) = (rng.random_range(0..m), rng.random_range(0..m));
+                if a == b {
+                    continue;
+                }
+                let d = f(a as f64 / (m - 1) as f64) - f(b as f64 / (m - 1) as f64);
+                let p = 1.0 / (1.0 + (-d).exp());
+                s.add_vote(Vote {
+                    channel: Channel::Private,
+                    agent: 0,
+                    a,
+                    b,
+                    a_wins: rng.random::<f64>() < p,
+                })
+                .unwrap();
+            }
+            chosen.push(s.choose_lengthscale(&grid, 5, 1).unwrap().unwrap());
+        }
+        println!("chosen lengthscales (smooth, wiggly): {chosen:?}");
+        assert!(chosen[0] > chosen[1], "{chosen:?}");
+        assert!(chosen[1] <= 0.1, "{chosen:?}");
     }
 }
 

@@ -355,37 +355,16 @@ impl Sbo {
 
     /// 5-fold cross-validation of the held-out votes' log-likelihood over the grid.
     fn choose_lengthscale(&mut self, seed: u64) -> Result<()> {
-        let (private, public) = self.model.votes();
-        let all: Vec<Vote> = private.iter().chain(public).copied().collect();
-        if all.len() < 10 || self.cfg.lengthscale_grid.is_empty() || self.cfg.gram.is_some() {
+        if self.cfg.lengthscale_grid.is_empty() || self.cfg.gram.is_some() {
             return Ok(());
         }
-        let d = self.space.dim();
-        let mut best = (f64::NEG_INFINITY, self.cfg.lengthscale);
-        for &l in &self.cfg.lengthscale_grid {
-            let mut score = 0.0;
-            for fold in 0..5 {
-                let mut m = self.model.clone();
-                m.set_kernel(Box::new(Stationary::ard(StationaryKind::Rbf, d, l)))?;
-                m.clear_votes();
-                let mut held = Vec::new();
-                for (k, v) in all.iter().enumerate() {
-                    if k % 5 == fold {
-                        held.push(*v);
-                    } else {
-                        m.add_vote(*v)?;
-                    }
-                }
-                m.refit(seed)?;
-                score += m.log_likelihood_of(&held)?;
-            }
-            if score > best.0 {
-                best = (score, l);
-            }
+        if let Some(l) = self
+            .model
+            .choose_lengthscale(&self.cfg.lengthscale_grid, 5, seed)?
+        {
+            self.cfg.lengthscale = l;
         }
-        self.cfg.lengthscale = best.1;
-        self.model
-            .set_kernel(Box::new(Stationary::ard(StationaryKind::Rbf, d, best.1)))
+        Ok(())
     }
 
     fn propose(&mut self) -> Result<Vec<f64>> {
