@@ -460,6 +460,8 @@ pub fn draw_curves<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc("acquisition round")
         .y_desc(y_desc)
+        // At most one label per round, so short runs do not repeat rounded labels.
+        .x_labels((n.max(2) - 1).min(10))
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.3}"))
         .draw()
