@@ -8,6 +8,7 @@ pub mod anchor;
 pub mod duel;
 pub mod exact;
 pub mod kernel;
+pub mod multitask;
 pub mod preference;
 pub mod prior;
 pub mod social;
@@ -18,6 +19,7 @@ pub use exact::{ExactGp, FitReport, GpConfig, Hyper};
 pub use kernel::{
     Kernel, ParamKind, Precomputed, Product, Scale, Spectral, Stationary, StationaryKind, Sum,
 };
+pub use multitask::MultiTask;
 pub use preference::{Comparison, PrefConfig, PrefLikelihood, PreferenceGp};
 pub use prior::Prior;
 
