@@ -526,8 +526,11 @@ pub fn energy_firms() -> Result<Vec<FirmGp>> {
 pub struct SocialGroup<'a> {
     task: &'a SocialTask,
     seed: u64,
-    /// Private and public votes answered so far (the cost record: `λ_u ≫ λ_v`).
+    /// Private and public votes answered so far.
     pub counts: [usize; 2],
+    /// Cost of one private and one public group vote (`λ_u ≫ λ_v`; the paper gives no
+    /// numbers, agora's default is 10 and 1).
+    pub costs: [f64; 2],
 }
 
 impl<'a> SocialGroup<'a> {
@@ -537,7 +540,13 @@ impl<'a> SocialGroup<'a> {
             task,
             seed,
             counts: [0, 0],
+            costs: [10.0, 1.0],
         }
+    }
+
+    /// Total cost of the votes answered so far, `λ_u |Q^u| + λ_v |Q^v|`.
+    pub fn cost(&self) -> f64 {
+        self.costs[0] * self.counts[0] as f64 + self.costs[1] * self.counts[1] as f64
     }
 
     fn at(&self, p: &Point) -> Result<Vec<f64>> {
@@ -717,5 +726,6 @@ mod tests {
             }
         }
         assert_eq!(g.counts, [20000, 20000]);
+        assert_eq!(g.cost(), 10.0 * 20000.0 + 20000.0);
     }
 }

@@ -33,6 +33,9 @@ pub struct SboRun {
     pub seconds: Vec<f64>,
     /// Final `L`.
     pub bound: f64,
+    /// Total vote cost `λ_u |Q^u| + λ_v |Q^v|` (λ_u = 10, λ_v = 1), initial design included.
+    #[serde(default)]
+    pub cost: f64,
 }
 
 /// The methods compared.
@@ -78,6 +81,7 @@ pub fn run_one(task: &SocialTask, variant: SboVariant, seed: u64, rounds: usize)
         graph_error: Vec::new(),
         seconds: Vec::new(),
         bound: 0.0,
+        cost: 0.0,
     };
     let mut seen = 0;
     while s.rounds().len() < rounds || s.private_pending() {
@@ -113,6 +117,7 @@ pub fn run_one(task: &SocialTask, variant: SboVariant, seed: u64, rounds: usize)
     run.seconds.truncate(rounds);
     run.graph_error.truncate(rounds);
     run.bound = s.model().config().bound;
+    run.cost = group.cost();
     Ok(run)
 }
 
@@ -315,7 +320,7 @@ pub fn report_markdown(
         let _ = writeln!(
             md,
             "\n## {} (n = {}, ρ = {})\n\nx* = {:?} (welfare {s_star:.4}); the public-vote optimum is {:?}; A = {:?}.\n\n\
-             | method | cumulative regret | simple regret | private votes | graph error ‖Â − A‖_F | s / round |\n|---|---|---|---|---|---|",
+             | method | cumulative regret | simple regret | private votes | vote cost (λ_u = 10, λ_v = 1) | graph error ‖Â − A‖_F | s / round |\n|---|---|---|---|---|---|---|",
             t.name,
             t.agents,
             t.rho,
@@ -345,13 +350,15 @@ pub fn report_markdown(
                 .iter()
                 .map(|r| r.seconds.iter().sum::<f64>() / r.seconds.len().max(1) as f64)
                 .collect();
+            let cost: Vec<f64> = rs.iter().map(|r| r.cost).collect();
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {:.3} |",
+                "| {} | {} | {} | {} | {} | {} | {:.3} |",
                 v.name(),
                 ms(cum),
                 ms(simple),
                 ms(private),
+                ms(mean_se(&cost)),
                 if ge.is_empty() {
                     "–".to_string()
                 } else {
