@@ -1272,7 +1272,7 @@ impl SocialModel {
 
     /// The same widths for the public utilities over the v-only set
     /// `{V : ‖V_i‖ ≤ L, ℓ_v(V) ≥ ℓ̂_v − β_v}` (`w^v`, which the paper leaves implicit;
-    /// note §8.6). Zero widths without public votes is wrong, so they are `L`-ball widths.
+    /// note §8.6). Without public votes the set is the whole ball, and so are the widths.
     pub fn public_difference_widths(&self, a: usize, b: usize) -> Result<Vec<f64>> {
         let (n, m) = (self.n, self.m());
         if a >= m || b >= m {
