@@ -329,6 +329,15 @@ pub struct SocialModel {
     fit: Option<SocialFit>,
 }
 
+/// The screening scores of one option ([`SocialModel::screen`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Screen {
+    /// Optimistic improvement over the previous option with the MAP fixed.
+    pub optimism: f64,
+    /// Welfare of the MAP utilities at the option.
+    pub map_welfare: f64,
+}
+
 /// A constraint (or objective) with its gradient, boxed.
 type ConFn<'a> = Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + 'a>;
 
@@ -1351,33 +1360,42 @@ impl SocialModel {
         })
     }
 
-    /// A cheap optimistic score for screening candidates: with `(α̂, Â)` fixed, every
-    /// agent's utility at `x` at its largest value in the ball,
-    /// `Û(x, i) + s_x min(sqrt(L² − ‖α̂_i‖²), sqrt(2β / ridge))`, aggregated, minus the
-    /// aggregate at point `prev`.
-    pub fn screen(&self, x: &[f64], prev: usize, welfare: &Welfare) -> Result<f64> {
+    /// Cheap scores of an option for screening, from one Gram extension: the optimistic
+    /// score (with `(α̂, Â)` fixed, every agent's utility at `x` at its largest value in
+    /// the ball, `Û(x, i) + s_x min(sqrt(L² − ‖α̂_i‖²), sqrt(2β / ridge))`, aggregated, minus
+    /// the aggregate at point `prev`) and the MAP welfare `W(Û(x, :))`.
+    pub fn screen(&self, x: &[f64], prev: usize, welfare: &Welfare) -> Result<Screen> {
         let fit = self
             .fit
             .as_ref()
             .ok_or_else(|| Error::State("fit the social model first".into()))?;
-        let (c, s) = self.extension(x)?;
         let m = self.m();
+        if prev >= m {
+            return Err(Error::invalid(
+                "prev",
+                format!("{prev} is not a point (0..{m})"),
+            ));
+        }
+        let (c, s) = self.extension(x)?;
         let l2 = self.cfg.bound * self.cfg.bound;
-        let u = self.utilities_of(&fit.alpha);
-        let z: Vec<f64> = (0..self.n)
-            .map(|i| {
-                let a = &fit.alpha[i * m..(i + 1) * m];
-                let mu: f64 = c.iter().zip(a).map(|(p, q)| p * q).sum();
-                let mut r = (l2 - a.iter().map(|v| v * v).sum::<f64>()).max(0.0).sqrt();
-                if self.cfg.ridge > 0.0 {
-                    // The prior caps the new coordinate at sqrt(2β / ridge) within the set.
-                    r = r.min((2.0 * self.cfg.beta / self.cfg.ridge).sqrt());
-                }
-                mu + s * r
-            })
-            .collect();
-        let zp: Vec<f64> = (0..self.n).map(|i| u[i * m + prev]).collect();
-        Ok(welfare.normalized_value(&z) - welfare.normalized_value(&zp))
+        let (mut z, mut mu, mut zp) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..self.n {
+            let a = &fit.alpha[i * m..(i + 1) * m];
+            let mu_i: f64 = c.iter().zip(a).map(|(p, q)| p * q).sum();
+            let mut r = (l2 - a.iter().map(|v| v * v).sum::<f64>()).max(0.0).sqrt();
+            if self.cfg.ridge > 0.0 {
+                // The prior caps the new coordinate at sqrt(2β / ridge) within the set.
+                r = r.min((2.0 * self.cfg.beta / self.cfg.ridge).sqrt());
+            }
+            z.push(mu_i + s * r);
+            mu.push(mu_i);
+            // Û at `prev`: row `prev` of C times α_i (no full U needed).
+            zp.push((0..=prev).map(|k| self.c[(prev, k)] * a[k]).sum::<f64>());
+        }
+        Ok(Screen {
+            optimism: welfare.normalized_value(&z) - welfare.normalized_value(&zp),
+            map_welfare: welfare.normalized_value(&mu),
+        })
     }
 
     /// The optimistic improvement `α(x, x_prev) = max over the confidence set of

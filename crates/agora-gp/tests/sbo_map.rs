@@ -1,32 +1,14 @@
 //! Social BO's constrained MAP, MLEs and confidence bounds against IPOPT (casadi 3.8.2,
 //! IPOPT 3.14.19) on the recorded cases of conformance/sbo-map (see its README).
 
+// Only the fixture listing is used here.
+#[allow(dead_code)]
+mod common;
+
 use agora_core::Channel;
 use agora_gp::social::{SocialConfig, SocialModel, SocialPrior, Vote};
 use agora_gp::{Stationary, StationaryKind};
 use serde_json::Value;
-use std::path::PathBuf;
-
-fn fixture_files() -> Vec<PathBuf> {
-    let dir = std::env::var_os("AGORA_CONFORMANCE_DIR")
-        .map_or_else(
-            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../conformance"),
-            PathBuf::from,
-        )
-        .join("sbo-map");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    assert!(
-        !files.is_empty(),
-        "no sbo-map fixtures in {}",
-        dir.display()
-    );
-    files
-}
 
 fn num(v: &Value) -> f64 {
     v.as_f64().expect("number")
@@ -81,7 +63,7 @@ fn model(case: &Value, separate: bool) -> SocialModel {
 fn map_and_mles_match_ipopt() {
     let mut worst: f64 = 0.0;
     let mut worst_bound: f64 = 0.0;
-    for file in fixture_files() {
+    for file in common::fixture_files("sbo-map") {
         let case: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         let mut s = model(&case, false);
         let fit = s.refit(0).unwrap().clone();

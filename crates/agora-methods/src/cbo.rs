@@ -127,6 +127,22 @@ pub(crate) fn check_settings(
     Ok(welfare)
 }
 
+/// The values of an answer to the open per-party evaluation query; errors without an open
+/// query, on a mismatched answer, or on an answer that is not `values`.
+pub(crate) fn party_values<'a>(open: Option<&Query>, answer: &'a Answer) -> Result<&'a [f64]> {
+    let Some(q) = open else {
+        return Err(Error::State("no open query: call ask before tell".into()));
+    };
+    answer.check_against(q)?;
+    match &answer.kind {
+        AnswerKind::Values { values } => Ok(values),
+        _ => Err(Error::invalid(
+            "answer",
+            "collaborative BO needs one value per party",
+        )),
+    }
+}
+
 /// Settings of [`Cbo`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct CboConfig {
@@ -375,16 +391,9 @@ impl Strategy for Cbo {
     }
 
     fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let Some((q, xs)) = self.open.clone() else {
-            return Err(Error::State("no open query: call ask before tell".into()));
-        };
-        answer.check_against(&q)?;
-        let AnswerKind::Values { values } = &answer.kind else {
-            return Err(Error::invalid(
-                "answer",
-                "collaborative BO needs one value per party",
-            ));
-        };
+        let xs = self.open.as_ref().map(|(_, xs)| xs.clone());
+        let values = party_values(self.open.as_ref().map(|(q, _)| q), answer)?;
+        let xs = xs.expect("checked by party_values");
         let d = self.space.dim();
         let new_x = Mat::from_fn(xs.len(), d, |i, j| xs[i][j]);
         let gp = match &self.gp {

@@ -28,7 +28,7 @@ use crate::Strategy;
 use crate::cbo::FixedGp;
 use agora_acq::fair::{alpha_t, vary_c1_factor};
 use agora_acq::graph::GraphBatch;
-use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result};
+use agora_core::{Answer, Error, Point, Query, QueryKind, Result};
 use agora_gp::ExactGp;
 use agora_math::rng::{derive_seed, stream};
 use agora_math::welfare::Welfare;
@@ -477,16 +477,8 @@ impl Strategy for GraphCbo {
     }
 
     fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let Some((q, nodes)) = self.open.clone() else {
-            return Err(Error::State("no open query: call ask before tell".into()));
-        };
-        answer.check_against(&q)?;
-        let AnswerKind::Values { values } = &answer.kind else {
-            return Err(Error::invalid(
-                "answer",
-                "collaborative BO needs one value per party",
-            ));
-        };
+        let values = crate::cbo::party_values(self.open.as_ref().map(|(q, _)| q), answer)?;
+        let nodes = self.open.as_ref().map(|(_, n)| n.clone()).expect("checked");
         let d = self.graph.coords[0].len();
         let new_x = Mat::from_fn(nodes.len(), d, |i, j| self.graph.coords[nodes[i]][j]);
         let gp = match &self.gp {

@@ -382,11 +382,15 @@ impl Sbo {
             .map(|x| self.space.canonicalize(&x))
             .collect::<Result<_>>()?,
         };
-        let mut scored: Vec<(f64, usize)> = pool
+        let screens: Vec<agora_gp::social::Screen> = pool
+            .iter()
+            .map(|x| self.model.screen(x, prev, &self.welfare))
+            .collect::<Result<_>>()?;
+        let mut scored: Vec<(f64, usize)> = screens
             .iter()
             .enumerate()
-            .map(|(k, x)| Ok((self.model.screen(x, prev, &self.welfare)?, k)))
-            .collect::<Result<_>>()?;
+            .map(|(k, sc)| (sc.optimism, k))
+            .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         use rayon::prelude::*;
         let mut top: Vec<usize> = scored
@@ -396,14 +400,11 @@ impl Sbo {
             .collect();
         // The screen's ball term favours options far from the data; add the options whose
         // MAP welfare is highest, so the exact problem also weighs exploitation.
-        let mut by_map: Vec<(f64, usize)> = pool
+        let mut by_map: Vec<(f64, usize)> = screens
             .iter()
             .enumerate()
-            .map(|(k, x)| {
-                let z = self.model.map_at(x)?;
-                Ok((self.welfare.normalized_value(&z), k))
-            })
-            .collect::<Result<_>>()?;
+            .map(|(k, sc)| (sc.map_welfare, k))
+            .collect();
         by_map.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         for &(_, k) in by_map.iter().take(self.cfg.refine.max(1)) {
             if !top.contains(&k) {
