@@ -56,6 +56,17 @@ pub enum QueryKind {
         /// The agents asked, in the order their votes come back.
         agents: Vec<String>,
     },
+    /// Every agent of a group rates one option on one channel (Social BO's GP variant,
+    /// App. F.1: direct noisy utility values). Answered by [`AnswerKind::Values`], one value
+    /// per agent in the query's agent order (larger is better).
+    GroupRate {
+        /// The option rated.
+        point: Point,
+        /// Public or private ballot.
+        channel: Channel,
+        /// The agents asked, in the order their ratings come back.
+        agents: Vec<String>,
+    },
 }
 
 /// Who can see a vote: a show of hands (public, socially influenced) or a secret ballot
@@ -170,6 +181,16 @@ impl Answer {
                 }
                 Ok(())
             }
+            (QueryKind::GroupRate { agents, .. }, AnswerKind::Values { values }) => {
+                if values.len() != agents.len() {
+                    return Err(Error::dim("values", agents.len(), values.len()));
+                }
+                crate::check_finite_slice("values", values)
+            }
+            (QueryKind::GroupRate { .. }, _) => Err(Error::invalid(
+                "answer",
+                "a group rating needs `values` (one finite number per agent)",
+            )),
             (QueryKind::GroupVote { .. }, _) => Err(Error::invalid(
                 "answer",
                 "a group vote needs `votes` (one winner index or null per agent)",
@@ -217,6 +238,35 @@ mod tests {
                 .contains("query_id")
         );
         let json = serde_json::to_string(&q).unwrap();
+        assert_eq!(serde_json::from_str::<Query>(&json).unwrap(), q);
+    }
+
+    #[test]
+    fn group_ratings_need_one_finite_value_per_agent() {
+        let q = Query {
+            id: 1,
+            kind: QueryKind::GroupRate {
+                point: Point::Unit(vec![0.5]),
+                channel: Channel::Private,
+                agents: vec!["a".into(), "b".into()],
+            },
+        };
+        assert!(Answer::values(&q, vec![1.0, -2.0]).is_ok());
+        assert!(matches!(
+            Answer::values(&q, vec![1.0]),
+            Err(Error::Dimension { .. })
+        ));
+        let e = Answer::values(&q, vec![1.0, f64::INFINITY]).unwrap_err();
+        assert!(e.to_string().contains("values[1]"), "{e}");
+        let votes = Answer {
+            query_id: 1,
+            kind: AnswerKind::Votes {
+                votes: vec![Some(0), None],
+            },
+        };
+        assert!(votes.check_against(&q).unwrap_err().to_string().contains("values"));
+        let json = serde_json::to_string(&q).unwrap();
+        assert!(json.contains("group_rate"), "{json}");
         assert_eq!(serde_json::from_str::<Query>(&json).unwrap(), q);
     }
 }

@@ -7,15 +7,20 @@
 pub mod anchor;
 pub mod duel;
 pub mod exact;
+pub mod gibbs;
+pub mod icm;
 pub mod kernel;
 pub mod multitask;
 pub mod preference;
 pub mod prior;
 pub mod social;
+pub mod social_gp;
 
 pub use anchor::{AnchorKde, NoiseModel};
 pub use duel::{DuelFit, DuelGp, DuelInference, Duels, EpOptions};
 pub use exact::{ExactGp, FitReport, GpConfig, Hyper};
+pub use gibbs::{AlphaMode, AugmentedGibbs};
+pub use icm::{Icm, IcmHyper, profile_fit};
 pub use kernel::{
     Kernel, ParamKind, Precomputed, Product, Scale, Spectral, Stationary, StationaryKind, Sum,
 };

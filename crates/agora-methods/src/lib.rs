@@ -13,6 +13,7 @@ mod history;
 pub mod hpbo;
 pub mod pbo;
 pub mod sbo;
+pub mod sbo_gp;
 pub mod standard;
 
 pub use cbo::{Cbo, CboConfig, CboScoring, FixedGp};
@@ -21,6 +22,7 @@ pub use history::History;
 pub use hpbo::{Bandwidth, Hpbo, HpboConfig};
 pub use pbo::{PairRule, Pbo, PboConfig};
 pub use sbo::{Sbo, SboConfig, SboRound, SboVariant};
+pub use sbo_gp::{SboGp, SboGpConfig, SboGpRound, SboGpVariant};
 pub use standard::{
     GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq, by_name, method_names,
 };

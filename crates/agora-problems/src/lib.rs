@@ -4,6 +4,7 @@
 //! [`agora_core::Query`] and returns an [`agora_core::Answer`] exactly as a person would
 //! through the CLI.
 
+pub mod boap;
 pub mod functions;
 pub mod hpbo;
 mod oracle;
@@ -12,6 +13,7 @@ pub mod social;
 pub mod traffic;
 pub mod tuning;
 
+pub use boap::{BoapBenchmark, Pool, SimulatedExpert};
 pub use functions::{TestFunction, by_name};
 pub use hpbo::{HpboProblem, OracleDensity};
 pub use oracle::{Oracle, Problem, RaterModel};

@@ -531,6 +531,10 @@ pub struct SocialGroup<'a> {
     /// Cost of one private and one public group vote (`λ_u ≫ λ_v`; the paper gives no
     /// numbers, agora's default is 10 and 1).
     pub costs: [f64; 2],
+    /// Standard deviation of the Gaussian noise on a rating ([`QueryKind::GroupRate`], the
+    /// GP variant's direct utility values, Assumption F.1). The paper gives none; agora's
+    /// default is 0.1.
+    pub rating_noise: f64,
 }
 
 impl<'a> SocialGroup<'a> {
@@ -541,6 +545,7 @@ impl<'a> SocialGroup<'a> {
             seed,
             counts: [0, 0],
             costs: [10.0, 1.0],
+            rating_noise: 0.1,
         }
     }
 
@@ -562,9 +567,48 @@ impl<'a> SocialGroup<'a> {
         }
     }
 
+    fn utilities(&self, x: &[f64], channel: Channel) -> Vec<f64> {
+        match channel {
+            Channel::Private => (self.task.utilities)(x),
+            Channel::Public => self.task.public_utilities(x),
+        }
+    }
+
+    /// Every agent's rating of the query's option: `f_i(x) + ε`, `ε ~ N(0, rating_noise²)`
+    /// seeded by the query id and the channel, `f = u` (private) or `A u` (public).
+    fn rate(&mut self, q: &Query, point: &Point, channel: Channel, agents: usize) -> Result<Answer> {
+        if agents != self.task.agents {
+            return Err(Error::dim("agents", self.task.agents, agents));
+        }
+        let f = self.utilities(&self.at(point)?, channel);
+        let ch = usize::from(channel == Channel::Public);
+        self.counts[ch] += 1;
+        let mut rng = stream(self.seed, &[q.id, ch as u64, 0x6A7]);
+        let values = f
+            .iter()
+            .map(|v| {
+                let e: f64 = rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
+                v + self.rating_noise * e
+            })
+            .collect();
+        Ok(Answer {
+            query_id: q.id,
+            kind: AnswerKind::Values { values },
+        })
+    }
+
     /// Every agent's vote on the query's pair: agent `i` prefers option 0 with probability
-    /// `σ(f_i(x₀) − f_i(x₁))`, `f = u` (private) or `A u` (public).
+    /// `σ(f_i(x₀) − f_i(x₁))`, `f = u` (private) or `A u` (public). A
+    /// [`QueryKind::GroupRate`] gets every agent's noisy rating instead.
     pub fn answer(&mut self, q: &Query) -> Result<Answer> {
+        if let QueryKind::GroupRate {
+            point,
+            channel,
+            agents,
+        } = &q.kind
+        {
+            return self.rate(q, point, *channel, agents.len());
+        }
         let QueryKind::GroupVote {
             points,
             channel,
