@@ -264,7 +264,13 @@ mod tests {
                 votes: vec![Some(0), None],
             },
         };
-        assert!(votes.check_against(&q).unwrap_err().to_string().contains("values"));
+        assert!(
+            votes
+                .check_against(&q)
+                .unwrap_err()
+                .to_string()
+                .contains("values")
+        );
         let json = serde_json::to_string(&q).unwrap();
         assert!(json.contains("group_rate"), "{json}");
         assert_eq!(serde_json::from_str::<Query>(&json).unwrap(), q);

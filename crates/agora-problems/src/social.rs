@@ -576,7 +576,13 @@ impl<'a> SocialGroup<'a> {
 
     /// Every agent's rating of the query's option: `f_i(x) + ε`, `ε ~ N(0, rating_noise²)`
     /// seeded by the query id and the channel, `f = u` (private) or `A u` (public).
-    fn rate(&mut self, q: &Query, point: &Point, channel: Channel, agents: usize) -> Result<Answer> {
+    fn rate(
+        &mut self,
+        q: &Query,
+        point: &Point,
+        channel: Channel,
+        agents: usize,
+    ) -> Result<Answer> {
         if agents != self.task.agents {
             return Err(Error::dim("agents", self.task.agents, agents));
         }
@@ -587,7 +593,8 @@ impl<'a> SocialGroup<'a> {
         let values = f
             .iter()
             .map(|v| {
-                let e: f64 = rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
+                let e: f64 =
+                    rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
                 v + self.rating_noise * e
             })
             .collect();
