@@ -31,6 +31,19 @@ enum Command {
         /// Output folder.
         #[arg(long, default_value = "out/reproduce")]
         out: PathBuf,
+        /// `boap` only: also run the BOAP pipeline on a pool of designs from this CSV file
+        /// (header row, numeric columns; BO picks rows, the expert compares property columns).
+        #[arg(long)]
+        pool: Option<PathBuf>,
+        /// The pool's objective column (maximized).
+        #[arg(long, requires = "pool")]
+        objective: Option<String>,
+        /// A pool column the simulated expert compares (repeat for several properties).
+        #[arg(long = "property", requires = "pool")]
+        properties: Vec<String>,
+        /// Initial rows and total evaluations on the pool (the paper: 4 and 54).
+        #[arg(long, requires = "pool", num_args = 2, value_names = ["INIT", "TOTAL"])]
+        pool_budget: Option<Vec<usize>>,
     },
     /// Run a method × problem × seed grid.
     Run {
@@ -212,7 +225,62 @@ fn main() -> Result<()> {
                 agora_study::suites::suite_names().join(", ")
             );
         }
-        Command::Reproduce { suite, quick, out } => {
+        Command::Reproduce {
+            suite,
+            quick,
+            out,
+            pool: Some(path),
+            objective,
+            properties,
+            pool_budget,
+        } => {
+            if suite.as_deref() != Some("boap") {
+                return Err(agora_core::Error::invalid(
+                    "pool",
+                    "a pool file goes with the boap suite: agora reproduce boap --pool FILE ...",
+                )
+                .into());
+            }
+            let objective = objective.ok_or_else(|| {
+                agora_core::Error::invalid("objective", "name the pool's objective column")
+            })?;
+            if properties.is_empty() {
+                return Err(agora_core::Error::invalid(
+                    "property",
+                    "name at least one property column (--property COLUMN)",
+                )
+                .into());
+            }
+            let cols = agora_problems::boap::PoolColumns {
+                objective,
+                properties,
+                inputs: None,
+            };
+            let pool = agora_problems::boap::Pool::load_csv(&path, &cols)?;
+            let (init, total) = match pool_budget.as_deref() {
+                Some([i, t]) => (*i, *t),
+                _ => (4, 54),
+            };
+            if init < 2 || total <= init || total > pool.len() {
+                return Err(agora_core::Error::invalid(
+                    "pool_budget",
+                    format!(
+                        "needs 2 <= INIT < TOTAL <= rows ({}), got {init} {total}",
+                        pool.len()
+                    ),
+                )
+                .into());
+            }
+            let name = path
+                .file_stem()
+                .map_or("pool".into(), |s| s.to_string_lossy().to_string());
+            let task = agora_study::boap::Task::Pool(name, Box::new(pool), init, total);
+            agora_study::boap::reproduce(quick, &out.join("boap"), progress, vec![task])?;
+            println!("report in {}/boap/report.md", out.display());
+        }
+        Command::Reproduce {
+            suite, quick, out, ..
+        } => {
             let results = agora_study::suites::reproduce(suite.as_deref(), quick, &out, progress)?;
             for (name, sums) in &results {
                 println!("## {name}\n\n{}", agora_study::report::markdown_table(sums));

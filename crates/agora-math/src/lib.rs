@@ -4,8 +4,11 @@
 //! Cholesky with escalating jitter ([`linalg`]), normal-distribution special functions in
 //! log space ([`special`]), truncated-normal samplers ([`truncnorm`]), seeded space-filling designs ([`design`]), box-bounded
 //! L-BFGS-B with multistart ([`optim`]), an augmented-Lagrangian solver for smooth
-//! constrained problems ([`constrained`]) and seeded ChaCha streams ([`rng`]).
+//! constrained problems ([`constrained`]), square assignment (Hungarian, Sinkhorn;
+//! [`assign`]), maximal cliques ([`cliques`]) and seeded ChaCha streams ([`rng`]).
 
+pub mod assign;
+pub mod cliques;
 pub mod constrained;
 pub mod design;
 pub mod linalg;

@@ -6,6 +6,7 @@
 //! a model (agora-gp), an acquisition and a maximizer (agora-acq); it never re-implements
 //! them.
 
+pub mod boap;
 pub mod cbo;
 pub mod cbo_graph;
 pub mod discrete;
@@ -16,6 +17,7 @@ pub mod sbo;
 pub mod sbo_gp;
 pub mod standard;
 
+pub use boap::{Arm, ArmRule, Boap, BoapConfig, BoapRecord, BoapVariant};
 pub use cbo::{Cbo, CboConfig, CboScoring, FixedGp};
 pub use cbo_graph::{Graph, GraphCbo, GraphCboConfig, GraphScoring, GraphSearch};
 pub use history::History;

@@ -7,6 +7,7 @@
 pub mod boap;
 pub mod functions;
 pub mod hpbo;
+pub mod mpe;
 mod oracle;
 pub mod pmv;
 pub mod social;

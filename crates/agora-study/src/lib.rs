@@ -7,6 +7,7 @@
 //! benchmarks run side by side with the Python anchors.
 
 pub mod bench;
+pub mod boap;
 pub mod cbo;
 pub mod hpbo;
 pub mod png;

@@ -91,6 +91,7 @@ pub fn suite_names() -> Vec<&'static str> {
     v.push("hpbo");
     v.push("cbo");
     v.push("sbo");
+    v.push("boap");
     v
 }
 
@@ -137,8 +138,9 @@ pub fn reproduce(
     let with_hpbo = matches!(name, None | Some("hpbo"));
     let with_cbo = matches!(name, None | Some("cbo"));
     let with_sbo = matches!(name, None | Some("sbo"));
+    let with_boap = matches!(name, None | Some("boap"));
     let chosen: Vec<&Suite> = match name {
-        Some("hpbo") | Some("cbo") | Some("sbo") => vec![],
+        Some("hpbo") | Some("cbo") | Some("sbo") | Some("boap") => vec![],
         Some(n) => vec![
             all.iter()
                 .find(|s| s.name == n)
@@ -174,6 +176,14 @@ pub fn reproduce(
         crate::sbo::reproduce(quick, &out.join("sbo"), progress)?;
         let _ = writeln!(index, "- [Social BO (Adachi et al.)](sbo/report.md): sbo");
         results.push(("sbo".to_string(), Vec::new()));
+    }
+    if with_boap {
+        crate::boap::reproduce(quick, &out.join("boap"), progress, Vec::new())?;
+        let _ = writeln!(
+            index,
+            "- [BOAP: BO with preferences on abstract properties (Kumar A V et al. 2024)](boap/report.md): boap"
+        );
+        results.push(("boap".to_string(), Vec::new()));
     }
     report::write_file(&out.join("report.md"), &index)?;
     Ok(results)
