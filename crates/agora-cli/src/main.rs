@@ -283,7 +283,11 @@ fn main() -> Result<()> {
         } => {
             let results = agora_study::suites::reproduce(suite.as_deref(), quick, &out, progress)?;
             for (name, sums) in &results {
-                println!("## {name}\n\n{}", agora_study::report::markdown_table(sums));
+                if sums.is_empty() {
+                    println!("## {name}: see {}/{name}/report.md", out.display());
+                } else {
+                    println!("## {name}\n\n{}", agora_study::report::markdown_table(sums));
+                }
             }
             println!("reports in {}/report.md", out.display());
         }

@@ -49,6 +49,9 @@ use std::time::Instant;
 pub enum BoapVariant {
     /// Two arms chosen by predictive likelihood.
     Boap,
+    /// Two arms chosen by the maximized marginal likelihood on all data (the authors'
+    /// code; [`ArmRule::FullData`] whatever the configured rule).
+    BoapFullData,
     /// Only the augmented arm.
     BoapOa,
     /// GP-BO with Thompson sampling.
@@ -62,6 +65,7 @@ impl BoapVariant {
     pub fn name(self) -> &'static str {
         match self {
             BoapVariant::Boap => "boap",
+            BoapVariant::BoapFullData => "boap-fd",
             BoapVariant::BoapOa => "boap-oa",
             BoapVariant::BoTs => "bo-ts",
             BoapVariant::BoEi => "bo-ei",
@@ -70,7 +74,10 @@ impl BoapVariant {
 
     /// Whether the method asks the expert.
     pub fn uses_expert(self) -> bool {
-        matches!(self, BoapVariant::Boap | BoapVariant::BoapOa)
+        matches!(
+            self,
+            BoapVariant::Boap | BoapVariant::BoapFullData | BoapVariant::BoapOa
+        )
     }
 }
 
@@ -470,9 +477,14 @@ impl Boap {
     }
 
     /// Choose the arm: `(arm, score_h, score_f)`.
-    fn choose_arm(&self, aug: MatRef<'_, f64>, ys: &[f64]) -> Result<(Arm, f64, f64)> {
+    fn choose_arm(
+        &self,
+        aug: MatRef<'_, f64>,
+        ys: &[f64],
+        rule: ArmRule,
+    ) -> Result<(Arm, f64, f64)> {
         let n = ys.len();
-        let (sh, sf) = match self.cfg.arm_rule {
+        let (sh, sf) = match rule {
             ArmRule::FullData => {
                 let all: Vec<usize> = (0..n).collect();
                 let h = self.fit_human(aug, &all, ys)?.log_marginal_likelihood;
@@ -556,7 +568,16 @@ impl Boap {
             (None, None)
         };
         let (arm, sh, sf) = match variant {
-            BoapVariant::Boap => self.choose_arm(aug.as_ref().expect("fitted").as_ref(), &ys)?,
+            BoapVariant::Boap => self.choose_arm(
+                aug.as_ref().expect("fitted").as_ref(),
+                &ys,
+                self.cfg.arm_rule,
+            )?,
+            BoapVariant::BoapFullData => self.choose_arm(
+                aug.as_ref().expect("fitted").as_ref(),
+                &ys,
+                ArmRule::FullData,
+            )?,
             BoapVariant::BoapOa => (Arm::Human, f64::NAN, f64::NAN),
             BoapVariant::BoTs | BoapVariant::BoEi => (Arm::Control, f64::NAN, f64::NAN),
         };

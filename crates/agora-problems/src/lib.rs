@@ -4,17 +4,25 @@
 //! [`agora_core::Query`] and returns an [`agora_core::Answer`] exactly as a person would
 //! through the CLI.
 
+pub mod additive;
 pub mod boap;
+pub mod dsbo_env;
 pub mod functions;
+pub mod hom;
 pub mod hpbo;
 pub mod mpe;
 mod oracle;
 pub mod pmv;
+pub mod reinforce;
 pub mod social;
 pub mod traffic;
 pub mod tuning;
 
+pub use additive::{AdditiveConfig, AdditiveFunction, FeatureKernel, OptimumSearch};
 pub use boap::{BoapBenchmark, Pool, SimulatedExpert};
+pub use dsbo_env::{DsboEnvKind, DsboTask};
 pub use functions::{TestFunction, by_name};
+pub use hom::{Ablation, HomConfig, HomPolicy, HomSize};
 pub use hpbo::{HpboProblem, OracleDensity};
 pub use oracle::{Oracle, Problem, RaterModel};
+pub use reinforce::{ReinforceConfig, reinforce};

@@ -7,6 +7,14 @@ use agora_study::boap::{Setting, Task, electrode_task, run_one};
 fn main() -> agora_core::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let name = args.get(1).map_or("benchmark1d", |s| s.as_str());
+    if name == "dump" {
+        // Write the synthetic electrode pool as CSV (for `agora reproduce boap --pool`).
+        let path = args.get(2).map_or("electrode.csv", |s| s.as_str());
+        let pool = agora_problems::boap::synthetic_electrode_pool(0);
+        std::fs::write(path, pool.to_csv())
+            .map_err(|e| agora_core::Error::invalid("path", e.to_string()))?;
+        return Ok(());
+    }
     let task = if name == "electrode" {
         electrode_task(0)
     } else {

@@ -214,6 +214,7 @@ pub fn jobs(tasks: &[Task]) -> Vec<(usize, Setting, BoapVariant)> {
     for (ti, t) in tasks.iter().enumerate() {
         for m in [
             BoapVariant::Boap,
+            BoapVariant::BoapFullData,
             BoapVariant::BoapOa,
             BoapVariant::BoTs,
             BoapVariant::BoEi,
@@ -222,7 +223,11 @@ pub fn jobs(tasks: &[Task]) -> Vec<(usize, Setting, BoapVariant)> {
         }
         if let Task::Bench(_) = t {
             for setting in [Setting::Inaccurate, Setting::Noisy(0.3)] {
-                for m in [BoapVariant::Boap, BoapVariant::BoapOa] {
+                for m in [
+                    BoapVariant::Boap,
+                    BoapVariant::BoapFullData,
+                    BoapVariant::BoapOa,
+                ] {
                     v.push((ti, setting, m));
                 }
             }
@@ -363,7 +368,7 @@ fn methods_of(runs: &[BoapRun], task: &str, setting: Setting) -> Vec<String> {
             v.push(r.method.clone());
         }
     }
-    let order = ["boap", "boap-oa", "bo-ts", "bo-ei"];
+    let order = ["boap", "boap-fd", "boap-oa", "bo-ts", "bo-ei"];
     v.sort_by_key(|m| order.iter().position(|o| o == m).unwrap_or(9));
     v
 }
@@ -381,6 +386,17 @@ fn final_regret(runs: &[&BoapRun]) -> (f64, f64) {
         &runs
             .iter()
             .map(|r| *r.regret.last().unwrap_or(&f64::NAN))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Mean ± SE over runs of the simple regret averaged over the run's evaluations (the area
+/// under the regret curve, per evaluation): it separates methods that all end at zero.
+fn mean_regret(runs: &[&BoapRun]) -> (f64, f64) {
+    mean_se(
+        &runs
+            .iter()
+            .map(|r| r.regret.iter().sum::<f64>() / r.regret.len().max(1) as f64)
             .collect::<Vec<_>>(),
     )
 }
@@ -415,7 +431,8 @@ pub fn report_markdown(
     let _ = writeln!(
         md,
         "Methods: **boap** (two arms chosen by the held-out predictive log-density of the most recent 20 % of \
-         the designs), **boap-oa** (augmented arm only), **bo-ts** and **bo-ei** (a GP on x with Thompson \
+         the designs), **boap-fd** (two arms chosen by the maximized marginal likelihood on all data, as the \
+         authors' code does), **boap-oa** (augmented arm only), **bo-ts** and **bo-ei** (a GP on x with Thompson \
          sampling / expected improvement). Rank GPs: probit with σ̃² = 0.1, lengthscales by the Laplace \
          evidence; arms: σ_f² = 1, σ_η² = 0.1 on standardized y, l_d ∈ [0.1, 1], α ∈ [0.01, 2]; Thompson \
          sampling by one joint draw over 1,000 Sobol candidates plus 200 perturbations of the incumbent. \
@@ -439,7 +456,7 @@ pub fn report_markdown(
         let (init, budget) = t.init_budget();
         let _ = writeln!(
             md,
-            "\n## {name} (t′ = {init}, T = {budget})\n\n| expert | method | final simple regret | Arm-𝔣 share | comparisons | s / proposal |\n|---|---|---|---|---|---|"
+            "\n## {name} (t′ = {init}, T = {budget})\n\n| expert | method | final simple regret | mean simple regret over the run | Arm-𝔣 share | comparisons | s / proposal |\n|---|---|---|---|---|---|---|"
         );
         for &setting in &settings {
             for m in methods_of(runs, &name, setting) {
@@ -451,10 +468,11 @@ pub fn report_markdown(
                     / rs.iter().map(|r| r.seconds.len()).sum::<usize>().max(1) as f64;
                 let _ = writeln!(
                     md,
-                    "| {} | {m} | {} | {} | {comps:.0} | {secs:.3} |",
+                    "| {} | {m} | {} | {} | {} | {comps:.0} | {secs:.3} |",
                     setting.name(),
                     ms(final_regret(&rs)),
-                    if m == "boap" {
+                    ms(mean_regret(&rs)),
+                    if m == "boap" || m == "boap-fd" {
                         format!("{c}/{n}")
                     } else {
                         "–".into()
@@ -467,14 +485,32 @@ pub fn report_markdown(
         let ts = get(Setting::Accurate, "bo-ts");
         let ei = get(Setting::Accurate, "bo-ei");
         let ok = boap.0 <= ts.0 && boap.0 <= ei.0;
+        let near =
+            |a: (f64, f64), b: (f64, f64)| a.0 <= b.0 + 2.0 * (a.1.powi(2) + b.1.powi(2)).sqrt();
         claims.push(ok);
         let _ = writeln!(
             md,
             "\n- **Accurate features: BOAP's final regret ≤ BO-TS and BO-EI**: {} — BOAP {}, BO-TS {}, BO-EI {}.",
-            if ok { "supported" } else { "not supported" },
+            if ok {
+                "supported"
+            } else if near(boap, ts) && near(boap, ei) {
+                "not supported, within 2 combined SE of both"
+            } else {
+                "not supported"
+            },
             ms(boap),
             ms(ts),
             ms(ei)
+        );
+        let auc = |m: &str| mean_regret(&select(runs, &name, Setting::Accurate, m));
+        let _ = writeln!(
+            md,
+            "- Mean simple regret over the run (accurate features): BOAP {}, BOAP-FD {}, BOAP-OA {}, BO-TS {}, BO-EI {}.",
+            ms(auc("boap")),
+            ms(auc("boap-fd")),
+            ms(auc("boap-oa")),
+            ms(auc("bo-ts")),
+            ms(auc("bo-ei"))
         );
         if let Task::Bench(_) = t {
             for setting in [Setting::Inaccurate, Setting::Noisy(0.3)] {
@@ -507,6 +543,17 @@ pub fn report_markdown(
             );
         }
     }
+    md.push_str(
+        "\n**Why the headline does not carry over in full.** The paper reports plots only (no numbers), so agora \
+         compares methods on the same seeds. Three measured effects decide the outcome here: (1) whether the \
+         augmented arm itself models the function better (the BOAP-OA rows: it depends on the function); (2) the \
+         arm choice: the held-out rule scores each arm on the most recent 20 % of the designs (2 to 11 points, \
+         clustered where Thompson sampling went), a noisy score under which the arms alternate, and each switch \
+         changes the model the next draw comes from; the full-data rule (the authors' code) is steadier \
+         and, under the IA expert, falls back to Arm-𝔣 on most iterations, which is the guard the paper \
+         describes; (3) BO-EI, which the paper plots but agora finds strongest on the noise-free bowl-shaped \
+         Griewank, where EI's exploitation pays off within 55 evaluations.\n",
+    );
     let _ = writeln!(
         md,
         "\n**Summary.** With accurate features BOAP's final regret is at most BO-TS's and BO-EI's on {} of {} tasks.",
