@@ -468,8 +468,9 @@ pub struct Structure {
     /// structure was given rather than learned.
     pub scores: Vec<Vec<f64>>,
     /// The cutoff applied: `c_h` for [`EdgeRule::Theorem1`] and [`EdgeRule::Cutoff`], the
-    /// smallest kept score for [`EdgeRule::Budget`] (NaN when nothing was learned).
-    pub cutoff: f64,
+    /// smallest kept score for [`EdgeRule::Budget`]; `None` when the structure was given or
+    /// a budget kept nothing.
+    pub cutoff: Option<f64>,
     /// Edges `(a, b)`, `a < b`, sorted.
     pub edges: Vec<(usize, usize)>,
     /// Maximal cliques of the edge graph, singletons included, each sorted, the list sorted.
@@ -495,7 +496,7 @@ impl Structure {
         Ok(Structure {
             dim,
             scores: Vec::new(),
-            cutoff: f64::NAN,
+            cutoff: None,
             edges,
             cliques,
             hessian_queries: 0,
@@ -536,7 +537,7 @@ impl Structure {
         Ok(Structure {
             dim,
             scores: Vec::new(),
-            cutoff: f64::NAN,
+            cutoff: None,
             edges,
             cliques: groups,
             hessian_queries: 0,
@@ -661,8 +662,8 @@ pub fn learn_structure(
         .take(keep)
         .collect();
     let cutoff = match cfg.rule {
-        EdgeRule::Budget(_) => kept.last().map_or(f64::NAN, |r| r.0),
-        _ => threshold,
+        EdgeRule::Budget(_) => kept.last().map(|r| r.0),
+        _ => Some(threshold),
     };
     let edges: Vec<(usize, usize)> = kept.iter().map(|r| (r.1, r.2)).collect();
     let mut structure = Structure::from_edges(d, &edges, cfg.max_cliques)?;
@@ -895,6 +896,16 @@ impl Surrogate {
     }
 }
 
+/// The parameters of an additive kernel `Σ_c s κ(‖x_c − x'_c‖²/ℓ²)` built by
+/// [`Sum::additive`], kept so block moves can update single cliques.
+#[derive(Debug, Clone, PartialEq)]
+struct AdditiveSpec {
+    cliques: Vec<Vec<usize>>,
+    kind: StationaryKind,
+    lengthscale: f64,
+    scale: f64,
+}
+
 /// Fitted hyperparameters and the outcome standardization they refer to.
 #[derive(Debug, Clone)]
 struct Fitted {
@@ -903,6 +914,7 @@ struct Fitted {
     mean: f64,
     shift: f64,
     scale: f64,
+    additive: Option<AdditiveSpec>,
 }
 
 impl Fitted {
@@ -942,6 +954,7 @@ impl Fitted {
                             mean: h.mean,
                             shift,
                             scale,
+                            additive: None,
                         }
                     },
                 )
@@ -976,6 +989,12 @@ impl Fitted {
                     mean: 0.0,
                     shift,
                     scale,
+                    additive: Some(AdditiveSpec {
+                        cliques: cliques.to_vec(),
+                        kind,
+                        lengthscale: l,
+                        scale: s,
+                    }),
                 };
                 if ls.len() * ns.len() == 1 {
                     return Ok(candidate);
@@ -1006,10 +1025,11 @@ impl Fitted {
 ///
 /// 1. Score `raw_samples` uniform points, the incumbent, and `raw_samples/4` copies of the
 ///    incumbent with one random block redrawn; keep the best `starts`.
-/// 2. From each start, `sweeps` passes over the blocks in a seeded random order. A block
-///    move scores `block_samples` copies of the current point whose block coordinates are
-///    redrawn, half uniformly and half by Gaussian steps of scale 0.1, 0.03, 0.01 around
-///    the current values, and accepts the best if it raises the UCB.
+/// 2. From each start, `sweeps` passes over the blocks in a seeded random order (more if
+///    needed to make `min_moves` moves). A block move scores `block_samples` copies of the
+///    current point whose block coordinates are redrawn, half uniformly and half by
+///    Gaussian steps of scale 0.1, 0.03, 0.01, 0.003 around the current values, and
+///    accepts the best if it raises the UCB.
 ///
 /// Cost per move: one batched posterior prediction of `block_samples` points, i.e.
 /// `O(block_samples · (M n + n²))` for `M` cliques and `n` observations; no input
@@ -1024,16 +1044,20 @@ pub struct BlockAscent {
     pub sweeps: usize,
     /// Candidates per block move.
     pub block_samples: usize,
+    /// At least this many block moves per start: with few blocks (low dimension) the
+    /// sweeps repeat until the count is reached.
+    pub min_moves: usize,
 }
 
 impl Default for BlockAscent {
-    /// 512 raw samples, 2 starts, 2 sweeps, 16 candidates per move.
+    /// 512 raw samples, 2 starts, 2 sweeps (at least 32 moves), 16 candidates per move.
     fn default() -> Self {
         BlockAscent {
             raw_samples: 512,
             starts: 2,
             sweeps: 2,
             block_samples: 16,
+            min_moves: 32,
         }
     }
 }
@@ -1070,15 +1094,232 @@ fn argmax(v: &[f64]) -> Option<usize> {
         .reduce(|b, i| if v[i] > v[b] { i } else { b })
 }
 
-fn block_ascent(
-    gp: &ExactGp,
+/// What [`block_ascent`] needs: UCB values at arbitrary points, and at copies of a current
+/// point that differ from it only on one block (which a scorer may evaluate
+/// incrementally, carrying a per-point `State`).
+trait BlockScorer: Sync {
+    type State: Send;
+    /// The coordinate blocks.
+    fn blocks(&self) -> &[Vec<usize>];
+    /// UCB at every row of `xs`.
+    fn values(&self, xs: &Mat<f64>) -> Result<Vec<f64>>;
+    /// The cached state of point `x`.
+    fn state(&self, x: &[f64]) -> Self::State;
+    /// UCB at every row of `cand`, each equal to the state's point outside block `b`.
+    fn moves(&self, st: &Self::State, b: usize, cand: &Mat<f64>) -> Result<Vec<f64>>;
+    /// Update the state after the point moved to `x` on block `b`.
+    fn commit(&self, st: &mut Self::State, x: &[f64], b: usize);
+}
+
+/// Any GP: every score is a plain posterior prediction.
+struct GpScorer<'g> {
+    gp: &'g ExactGp,
     beta: f64,
-    blocks: &[Vec<usize>],
+    blocks: Vec<Vec<usize>>,
+}
+
+impl BlockScorer for GpScorer<'_> {
+    type State = ();
+    fn blocks(&self) -> &[Vec<usize>] {
+        &self.blocks
+    }
+    fn values(&self, xs: &Mat<f64>) -> Result<Vec<f64>> {
+        ucb_values(self.gp, self.beta, xs)
+    }
+    fn state(&self, _x: &[f64]) {}
+    fn moves(&self, _st: &(), _b: usize, cand: &Mat<f64>) -> Result<Vec<f64>> {
+        ucb_values(self.gp, self.beta, cand)
+    }
+    fn commit(&self, _st: &mut (), _x: &[f64], _b: usize) {}
+}
+
+/// The posterior of an additive GP (Eq. 1 with `k = Σ_c k_c`) evaluated clique by clique:
+/// a point's cross-covariance with the data is `k(X, x) = Σ_c k_c(X, x_c)`, so a block move
+/// recomputes only the cliques that read the block (`O(|touching| · n)` per candidate
+/// instead of `O(M n)`), then one triangular solve gives the variance. It factors the same
+/// `K + σ²I` as the [`ExactGp`] it is built from, on the same data.
+struct AdditivePosterior<'g> {
+    x: faer::MatRef<'g, f64>,
+    spec: &'g AdditiveSpec,
+    inv_l2: f64,
+    chol: agora_math::linalg::Cholesky,
+    alpha: Vec<f64>,
+    mean: f64,
+    prior: f64,
+    beta: f64,
+    /// For each block (clique), the cliques sharing a coordinate with it.
+    touch: Vec<Vec<usize>>,
+}
+
+/// Per-point cache: each clique's cross-covariance column and their sum.
+struct AdditiveState {
+    parts: Vec<Vec<f64>>,
+    total: Vec<f64>,
+}
+
+impl<'g> AdditivePosterior<'g> {
+    fn new(gp: &'g ExactGp, spec: &'g AdditiveSpec, beta: f64) -> Result<Self> {
+        let x = gp.x();
+        let h = gp.hyper();
+        let kernel = Sum::additive(spec.kind, &spec.cliques, spec.lengthscale, spec.scale);
+        let mut a = kernel.gram(x);
+        for i in 0..a.nrows() {
+            a[(i, i)] += h.noise;
+        }
+        let chol = agora_math::linalg::Cholesky::new(a.as_ref())?;
+        // The GP was built on standardized data with unit scale, so `y()` is what it holds.
+        let r: Vec<f64> = gp.y().iter().map(|v| v - h.mean).collect();
+        let alpha = chol.solve_vec(&r);
+        let touch = spec
+            .cliques
+            .iter()
+            .map(|b| {
+                (0..spec.cliques.len())
+                    .filter(|&p| spec.cliques[p].iter().any(|j| b.contains(j)))
+                    .collect()
+            })
+            .collect();
+        Ok(AdditivePosterior {
+            x,
+            spec,
+            inv_l2: 1.0 / (spec.lengthscale * spec.lengthscale),
+            chol,
+            alpha,
+            mean: h.mean,
+            prior: spec.cliques.len() as f64 * spec.scale * spec.kind.value(0.0),
+            beta,
+            touch,
+        })
+    }
+
+    /// `k_p(X_i, z)` for every training row `i`, with `z(j)` the point's coordinate `j`.
+    fn part(&self, p: usize, z: impl Fn(usize) -> f64, out: &mut [f64]) {
+        let clique = &self.spec.cliques[p];
+        for (i, o) in out.iter_mut().enumerate() {
+            let r2: f64 = clique
+                .iter()
+                .map(|&j| {
+                    let d = self.x[(i, j)] - z(j);
+                    d * d
+                })
+                .sum::<f64>()
+                * self.inv_l2;
+            *o = self.spec.scale * self.spec.kind.value(r2);
+        }
+    }
+
+    /// UCB from cross-covariance columns `k` (n × m).
+    fn ucb_from_columns(&self, mut k: Mat<f64>) -> Vec<f64> {
+        let m = k.ncols();
+        let mu: Vec<f64> = (0..m)
+            .map(|c| {
+                self.mean
+                    + (0..k.nrows())
+                        .map(|i| k[(i, c)] * self.alpha[i])
+                        .sum::<f64>()
+            })
+            .collect();
+        self.chol.solve_lower_in_place(k.as_mut());
+        let kind = AnalyticKind::Ucb { beta: self.beta };
+        (0..m)
+            .map(|c| {
+                let q: f64 = (0..k.nrows()).map(|i| k[(i, c)] * k[(i, c)]).sum();
+                kind.on_moments(mu[c], (self.prior - q).max(0.0)).0
+            })
+            .collect()
+    }
+}
+
+impl BlockScorer for AdditivePosterior<'_> {
+    type State = AdditiveState;
+    fn blocks(&self) -> &[Vec<usize>] {
+        &self.spec.cliques
+    }
+    fn values(&self, xs: &Mat<f64>) -> Result<Vec<f64>> {
+        let n = self.x.nrows();
+        let mut out = Vec::with_capacity(xs.nrows());
+        let mut col = vec![0.0; n];
+        for start in (0..xs.nrows()).step_by(256) {
+            let m = 256.min(xs.nrows() - start);
+            let mut k = Mat::<f64>::zeros(n, m);
+            for c in 0..m {
+                for p in 0..self.spec.cliques.len() {
+                    self.part(p, |j| xs[(start + c, j)], &mut col);
+                    for (i, v) in col.iter().enumerate() {
+                        k[(i, c)] += v;
+                    }
+                }
+            }
+            out.extend(self.ucb_from_columns(k));
+        }
+        Ok(out)
+    }
+    fn state(&self, x: &[f64]) -> AdditiveState {
+        let n = self.x.nrows();
+        let parts: Vec<Vec<f64>> = (0..self.spec.cliques.len())
+            .map(|p| {
+                let mut col = vec![0.0; n];
+                self.part(p, |j| x[j], &mut col);
+                col
+            })
+            .collect();
+        let mut total = vec![0.0; n];
+        for col in &parts {
+            for (t, v) in total.iter_mut().zip(col) {
+                *t += v;
+            }
+        }
+        AdditiveState { parts, total }
+    }
+    fn moves(&self, st: &AdditiveState, b: usize, cand: &Mat<f64>) -> Result<Vec<f64>> {
+        let n = self.x.nrows();
+        // The cross-covariance of the untouched cliques is shared by every candidate.
+        let mut rest = st.total.clone();
+        for &p in &self.touch[b] {
+            for (r, v) in rest.iter_mut().zip(&st.parts[p]) {
+                *r -= v;
+            }
+        }
+        let mut k = Mat::<f64>::zeros(n, cand.nrows());
+        let mut col = vec![0.0; n];
+        for c in 0..cand.nrows() {
+            for (i, r) in rest.iter().enumerate() {
+                k[(i, c)] = *r;
+            }
+            for &p in &self.touch[b] {
+                self.part(p, |j| cand[(c, j)], &mut col);
+                for (i, v) in col.iter().enumerate() {
+                    k[(i, c)] += v;
+                }
+            }
+        }
+        Ok(self.ucb_from_columns(k))
+    }
+    fn commit(&self, st: &mut AdditiveState, x: &[f64], b: usize) {
+        for &p in &self.touch[b] {
+            let mut col = std::mem::take(&mut st.parts[p]);
+            self.part(p, |j| x[j], &mut col);
+            st.parts[p] = col;
+        }
+        // Re-summed rather than updated, so rounding never accumulates.
+        st.total.iter_mut().for_each(|t| *t = 0.0);
+        for col in &st.parts {
+            for (t, v) in st.total.iter_mut().zip(col) {
+                *t += v;
+            }
+        }
+    }
+}
+
+/// [`BlockAscent`] on any scorer; returns the best point found (unit cube).
+fn block_ascent<S: BlockScorer>(
+    scorer: &S,
     incumbent: Option<&[f64]>,
     opts: &BlockAscent,
+    d: usize,
     seed: u64,
 ) -> Result<Vec<f64>> {
-    let d = gp.dim();
+    let blocks = scorer.blocks();
     let mut rng = stream(seed, &[0]);
     let mut raw: Vec<Vec<f64>> = (0..opts.raw_samples.max(1))
         .map(|_| uniform_point(&mut rng, d))
@@ -1096,7 +1337,7 @@ fn block_ascent(
         }
     }
     let xs = Mat::from_fn(raw.len(), d, |i, j| raw[i][j]);
-    let vals = ucb_values(gp, beta, &xs)?;
+    let vals = scorer.values(&xs)?;
     let mut order: Vec<usize> = (0..raw.len()).filter(|&i| vals[i].is_finite()).collect();
     if order.is_empty() {
         return Err(Error::Numerical(
@@ -1111,9 +1352,13 @@ fn block_ascent(
         .map(|(s, &i)| {
             let mut rng = stream(seed, &[1, s as u64]);
             let (mut x, mut fx) = (raw[i].clone(), vals[i]);
+            let mut st = scorer.state(&x);
             let mut idx: Vec<usize> = (0..blocks.len()).collect();
             let m = opts.block_samples.max(1);
-            for _ in 0..opts.sweeps {
+            let sweeps = opts
+                .sweeps
+                .max(opts.min_moves.div_ceil(blocks.len().max(1)));
+            for _ in 0..sweeps {
                 idx.shuffle(&mut rng);
                 for &bi in &idx {
                     let block = &blocks[bi];
@@ -1123,13 +1368,13 @@ fn block_ascent(
                             cand[(r, j)] = if r % 2 == 0 {
                                 rng.random::<f64>()
                             } else {
-                                let step = [0.1, 0.03, 0.01][(r / 2) % 3];
+                                let step = [0.1, 0.03, 0.01, 0.003][(r / 2) % 4];
                                 let z: f64 = StandardNormal.sample(&mut rng);
                                 (x[j] + step * z).clamp(0.0, 1.0)
                             };
                         }
                     }
-                    let v = ucb_values(gp, beta, &cand)?;
+                    let v = scorer.moves(&st, bi, &cand)?;
                     if let Some(r) = argmax(&v)
                         && v[r] > fx
                     {
@@ -1137,6 +1382,7 @@ fn block_ascent(
                         for &j in block {
                             x[j] = cand[(r, j)];
                         }
+                        scorer.commit(&mut st, &x, bi);
                     }
                 }
             }
@@ -1154,29 +1400,42 @@ fn block_ascent(
         .ok_or_else(|| Error::Numerical("block ascent found no point".into()))
 }
 
-/// The UCB maximizer in the unit cube.
+/// The UCB maximizer in the unit cube. `spec` (the additive kernel behind `gp`, if any)
+/// enables clique-wise incremental scoring in [`BlockAscent`].
 fn maximize_ucb(
     gp: &ExactGp,
+    spec: Option<&AdditiveSpec>,
     beta: f64,
     blocks: &[Vec<usize>],
     incumbent: Option<&[f64]>,
     acq: &AcqOptimizer,
     seed: u64,
 ) -> Result<Vec<f64>> {
-    match acq {
-        AcqOptimizer::Lbfgsb(opts) if gp.dim() <= SOBOL_MAX_DIM => {
+    let d = gp.dim();
+    let opts = match acq {
+        AcqOptimizer::Lbfgsb(opts) if d <= SOBOL_MAX_DIM => {
             let ucb = Analytic {
                 model: gp,
                 kind: AnalyticKind::Ucb { beta },
             };
             let extra: Vec<Vec<f64>> = incumbent.map(|x| vec![x.to_vec()]).unwrap_or_default();
-            Ok(maximize_box(&ucb, opts, &extra, None, seed)?.0)
+            return Ok(maximize_box(&ucb, opts, &extra, None, seed)?.0);
         }
-        AcqOptimizer::Lbfgsb(_) => {
-            block_ascent(gp, beta, blocks, incumbent, &BlockAscent::default(), seed)
+        AcqOptimizer::Lbfgsb(_) => BlockAscent::default(),
+        AcqOptimizer::BlockCoordinate(opts) => *opts,
+    };
+    match spec {
+        Some(spec) => {
+            let post = AdditivePosterior::new(gp, spec, beta)?;
+            block_ascent(&post, incumbent, &opts, d, seed)
         }
-        AcqOptimizer::BlockCoordinate(opts) => {
-            block_ascent(gp, beta, blocks, incumbent, opts, seed)
+        None => {
+            let scorer = GpScorer {
+                gp,
+                beta,
+                blocks: blocks.to_vec(),
+            };
+            block_ascent(&scorer, incumbent, &opts, d, seed)
         }
     }
 }
@@ -1295,12 +1554,20 @@ impl GpUcb {
                 }
             };
             let gp = model.condition(x, &ev.trace.ys)?;
-            fitted = Some(model);
             t += 1;
             let beta = self.config.beta.at(t, d);
             let inc = ev.best_unit();
             let ms = derive_seed(seed, &[2, t as u64]);
-            let u = maximize_ucb(&gp, beta, &blocks, inc.as_deref(), &self.config.acq, ms)?;
+            let u = maximize_ucb(
+                &gp,
+                model.additive.as_ref(),
+                beta,
+                &blocks,
+                inc.as_deref(),
+                &self.config.acq,
+                ms,
+            )?;
+            fitted = Some(model);
             ev.eval(&u)?;
         }
         Ok(())
@@ -1343,7 +1610,15 @@ impl GpUcb {
                 t += 1;
                 let beta = self.config.beta.at(t, d);
                 let ms = derive_seed(seed, &[2, t as u64]);
-                let u = maximize_ucb(&gp, beta, &blocks, inc.as_deref(), &self.config.acq, ms)?;
+                let u = maximize_ucb(
+                    &gp,
+                    model.additive.as_ref(),
+                    beta,
+                    &blocks,
+                    inc.as_deref(),
+                    &self.config.acq,
+                    ms,
+                )?;
                 if k + 1 < size {
                     let um = row_mat(&u);
                     let (mu, _) = gp.predict(um.as_ref())?;
@@ -1634,6 +1909,62 @@ impl Default for TurboConfig {
     }
 }
 
+/// TuRBO's side-length rule: `success_tol` consecutive improvements double the side (up
+/// to `length_max`), `failure_tol` consecutive failures halve it; below `length_min` the
+/// region has expired.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct TrustRegion {
+    length: f64,
+    length_min: f64,
+    length_max: f64,
+    success_tol: usize,
+    failure_tol: usize,
+    successes: usize,
+    failures: usize,
+}
+
+impl TrustRegion {
+    fn new(
+        length: f64,
+        length_min: f64,
+        length_max: f64,
+        success_tol: usize,
+        failure_tol: usize,
+    ) -> Self {
+        TrustRegion {
+            length,
+            length_min,
+            length_max,
+            success_tol,
+            failure_tol,
+            successes: 0,
+            failures: 0,
+        }
+    }
+
+    /// Record whether the last pick improved on the region's best.
+    fn update(&mut self, improved: bool) {
+        if improved {
+            self.successes += 1;
+            self.failures = 0;
+        } else {
+            self.successes = 0;
+            self.failures += 1;
+        }
+        if self.successes >= self.success_tol {
+            self.length = (2.0 * self.length).min(self.length_max);
+            self.successes = 0;
+        } else if self.failures >= self.failure_tol {
+            self.length /= 2.0;
+            self.failures = 0;
+        }
+    }
+
+    fn expired(&self) -> bool {
+        self.length < self.length_min
+    }
+}
+
 /// A TuRBO-1-style trust-region BO (Eriksson et al. 2019): one hyperrectangle centred at
 /// the incumbent, side lengths scaled by the GP's ARD lengthscales, candidates that perturb
 /// a random subset of coordinates (probability `min(1, 20/D)`), success/failure counters
@@ -1698,10 +2029,16 @@ impl BlackBoxOptimizer for Turbo {
                 ev.eval(&u)?;
                 local.push(ev.trace.len() - 1);
             }
-            let (mut length, mut succ, mut fail) = (c.length_init, 0usize, 0usize);
+            let mut region = TrustRegion::new(
+                c.length_init,
+                c.length_min,
+                c.length_max,
+                c.success_tol,
+                fail_tol,
+            );
             let mut fitted: Option<Fitted> = None;
             let mut n_at_fit = 0;
-            while !ev.done() && length >= c.length_min {
+            while !ev.done() && !region.expired() {
                 pick += 1;
                 let x = Mat::from_fn(local.len(), dim, |i, j| ev.unit[local[i]][j]);
                 let y: Vec<f64> = local.iter().map(|&i| ev.trace.ys[i]).collect();
@@ -1738,7 +2075,7 @@ impl BlackBoxOptimizer for Turbo {
                 for r in 0..c.n_candidates {
                     let forced = rng.random_range(0..dim);
                     for j in 0..dim {
-                        let half = 0.5 * length * ls[j] / gm;
+                        let half = 0.5 * region.length * ls[j] / gm;
                         let lo = (center[j] - half).max(0.0);
                         let hi = (center[j] + half).min(1.0);
                         let perturb = j == forced || rng.random::<f64>() < p_perturb;
@@ -1761,20 +2098,7 @@ impl BlackBoxOptimizer for Turbo {
                 let u: Vec<f64> = (0..dim).map(|j| cand[(r, j)]).collect();
                 let yv = ev.eval(&u)?;
                 local.push(ev.trace.len() - 1);
-                if yv > y_best + 1e-3 * y_best.abs() {
-                    succ += 1;
-                    fail = 0;
-                } else {
-                    succ = 0;
-                    fail += 1;
-                }
-                if succ >= c.success_tol {
-                    length = (2.0 * length).min(c.length_max);
-                    succ = 0;
-                } else if fail >= fail_tol {
-                    length /= 2.0;
-                    fail = 0;
-                }
+                region.update(yv > y_best + 1e-3 * y_best.abs());
             }
             restart += 1;
         }
@@ -1969,34 +2293,174 @@ impl BlackBoxOptimizer for CmaEs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agora_math::cliques::maximal_cliques_brute_force;
     use agora_problems::additive::{AdditiveConfig, AdditiveFunction, FeatureKernel};
 
-    fn recovery_rate(
-        t0: usize,
-        seeds: u64,
-        dim: usize,
-        p: f64,
-        rel: f64,
-        kernel: FeatureKernel,
-    ) -> f64 {
-        let mut ok = 0;
+    fn close(a: f64, b: f64, rel: f64) -> bool {
+        (a - b).abs() <= rel * b.abs().max(1e-300)
+    }
+
+    #[test]
+    fn theorem1_calculator_matches_hand_computed_values() {
+        // Reference values: the two formulas evaluated independently in Python 3 (math.log),
+        // e.g. 16*2**2/(1*0.1**2)*math.log(2*2**2/0.1) + 2**2/(2*0.1) = 28064.970461912835.
+        let t = Theorem1 {
+            dim: 2,
+            delta1: 0.1,
+            delta2: 0.1,
+            p_h: 1.0,
+            sigma_n: 1.0,
+            sigma_h: 1.0,
+        };
+        assert!(close(
+            t.t0_bound(BoundForm::Printed).unwrap(),
+            28064.970461912835,
+            1e-13
+        ));
+        assert!(close(
+            t.t0_bound(BoundForm::Corrected).unwrap(),
+            112219.88184765134,
+            1e-13
+        ));
+        assert_eq!(t.t0(BoundForm::Printed).unwrap(), 28065);
+        assert_eq!(t.t0(BoundForm::Corrected).unwrap(), 112220);
+        let t = Theorem1 {
+            dim: 10,
+            delta1: 0.05,
+            delta2: 0.2,
+            p_h: 0.5,
+            sigma_n: 2.0,
+            sigma_h: 0.5,
+        };
+        assert!(close(
+            t.t0_bound(BoundForm::Printed).unwrap(),
+            169862386.6292895,
+            1e-13
+        ));
+        assert!(close(
+            t.t0_bound(BoundForm::Corrected).unwrap(),
+            16986214662.92895,
+            1e-13
+        ));
+        // c_h = T0 σ_n √(2 log(2D²/δ1)) at T0 = 1000.
+        assert!(close(t.c_h(1000.0).unwrap(), 8145.698074494058, 1e-13));
+        // The note's check (§2.5): at D = 100, δ1 = δ2 = 0.1, p_h = 1, σ_n = σ_h the printed
+        // T0 needs T0² ≈ 4·10¹⁶ Hessian queries (3.816051382979059e16 in Python).
+        let t = Theorem1 {
+            dim: 100,
+            delta1: 0.1,
+            delta2: 0.1,
+            p_h: 1.0,
+            sigma_n: 1.0,
+            sigma_h: 1.0,
+        };
+        let b = t.t0_bound(BoundForm::Printed).unwrap();
+        assert!(close(b * b, 3.816051382979059e16, 1e-12));
+        for (bad, field) in [
+            (Theorem1 { delta1: 1.0, ..t }, "delta1"),
+            (Theorem1 { p_h: 0.0, ..t }, "p_h"),
+            (Theorem1 { sigma_h: 0.0, ..t }, "sigma_h"),
+            (Theorem1 { dim: 0, ..t }, "dim"),
+        ] {
+            let e = bad.t0_bound(BoundForm::Printed).unwrap_err();
+            assert!(e.to_string().contains(field), "{e}");
+        }
+        // At D = 10⁶ the corrected T0 (~10²⁹) overflows 64 bits: an error, not a wrap.
+        assert!(
+            Theorem1 {
+                dim: 1_000_000,
+                ..t
+            }
+            .t0(BoundForm::Corrected)
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn hessian_signal_variance_matches_the_kernel_fourth_derivative() {
+        // σ_h² = ∂⁴k/∂θ_a∂θ'_a∂θ_b∂θ'_b at θ = θ' = ∂⁴κ/∂d_a²∂d_b² at d = 0, by a 3×3
+        // central-difference stencil on agora-gp's radial profile.
+        let (s, la, lb) = (1.5, 0.7, 1.3);
+        for (kind, h, tol) in [
+            (StationaryKind::Rbf, 1e-2, 1e-3),
+            (StationaryKind::Matern52, 2e-3, 1e-2),
+        ] {
+            let k = |da: f64, db: f64| s * kind.value((da / la).powi(2) + (db / lb).powi(2));
+            let c = [1.0, -2.0, 1.0];
+            let mut fd = 0.0;
+            for (i, ci) in c.iter().enumerate() {
+                for (j, cj) in c.iter().enumerate() {
+                    fd += ci * cj * k((i as f64 - 1.0) * h, (j as f64 - 1.0) * h);
+                }
+            }
+            fd /= h.powi(4);
+            let v = hessian_signal_variance(kind, s, la, lb).unwrap();
+            assert!(
+                close(v, fd, tol),
+                "{kind:?}: {v} vs finite differences {fd}"
+            );
+        }
+        assert!(hessian_signal_variance(StationaryKind::Matern12, 1.0, 1.0, 1.0).is_err());
+        assert!(hessian_signal_variance(StationaryKind::Rbf, 1.0, 0.0, 1.0).is_err());
+    }
+
+    #[test]
+    fn beta_formulas_match_hand_computed_values() {
+        // Python 3: 2*math.log(t*t*2*math.pi**2/(3*d*d)) + 2*D*math.log(t*t*D*b*r*math.sqrt(math.log(4*D*a/d))).
+        let g = Beta::AppG {
+            delta: 0.1,
+            a: 1.0,
+            b: 1.0,
+            r: 1.0,
+        };
+        assert!(close(g.at(3, 2), 31.88928852412483, 1e-13));
+        let s = Beta::Srinivas {
+            delta: 0.1,
+            a: 1.0,
+            b: 1.0,
+            r: 1.0,
+        };
+        assert!(close(s.at(3, 2), 27.284118338136743, 1e-13));
+        let g = Beta::AppG {
+            delta: 0.05,
+            a: 2.0,
+            b: 0.5,
+            r: 1.5,
+        };
+        assert!(close(g.at(10, 5), 93.72955969177963, 1e-13));
+        assert_eq!(g.at(0, 5), g.at(1, 5));
+        assert_eq!(Beta::Constant(0.7).at(99, 500), 0.7);
+        assert!(Beta::Constant(-1.0).validate().is_err());
+        assert!(
+            Beta::AppG {
+                delta: 1.5,
+                a: 1.0,
+                b: 1.0,
+                r: 1.0
+            }
+            .validate()
+            .is_err()
+        );
+    }
+
+    /// Share of `seeds` random additive functions whose edge set Phase 1 recovers exactly.
+    fn recovery_rate(t0: usize, seeds: u64, rel_noise: f64) -> f64 {
+        // RBF with ℓ = 1 on [0, 1]^D meets Theorem 1's sign condition k^{∂i∂j} ≥ 0
+        // (notes/dsbo.md §2.5); σ_h = 1 for s = 1, ℓ = 1.
+        let cfg = AdditiveConfig {
+            kernel: FeatureKernel::Rbf,
+            lengthscale: 1.0,
+            n_features: 64,
+            ..AdditiveConfig::new(8, 0.25)
+        };
+        let sigma_h = hessian_signal_variance(StationaryKind::Rbf, 1.0, 1.0, 1.0)
+            .unwrap()
+            .sqrt();
+        let sigma_n = rel_noise * sigma_h;
+        let mut exact = 0;
         for seed in 0..seeds {
-            let cfg = AdditiveConfig {
-                kernel,
-                lengthscale: 1.0,
-                n_features: 64,
-                ..AdditiveConfig::new(dim, p)
-            };
             let f = AdditiveFunction::sample(&cfg, seed).unwrap();
-            let kind = match kernel {
-                FeatureKernel::Rbf => StationaryKind::Rbf,
-                FeatureKernel::Matern52 => StationaryKind::Matern52,
-            };
-            let sh = hessian_signal_variance(kind, 1.0, cfg.lengthscale, cfg.lengthscale)
-                .unwrap()
-                .sqrt();
-            let sigma_n = rel * sh;
-            let mut oracle = f.hessian_oracle(sigma_n, seed + 1000);
+            let mut oracle = f.hessian_oracle(sigma_n, 1000 + seed);
             let sc = StructureConfig::new(
                 t0,
                 t0,
@@ -2005,107 +2469,494 @@ mod tests {
                     sigma_n,
                 },
             );
-            let s = learn_structure(&mut oracle, dim, &f.bounds(), &sc, seed).unwrap();
+            let s = learn_structure(&mut oracle, 8, &f.bounds(), &sc, seed).unwrap();
+            assert_eq!(s.hessian_queries, t0 * t0);
             if s.edges == f.edges() {
-                ok += 1;
+                assert_eq!(s.cliques, f.maximal_cliques().unwrap());
+                exact += 1;
             }
         }
-        ok as f64 / seeds as f64
+        exact as f64 / seeds as f64
     }
 
     #[test]
-    #[ignore]
-    fn explore_recovery() {
-        for kernel in [FeatureKernel::Rbf] {
-            for rel in [0.03, 0.1, 0.3] {
-                let t = std::time::Instant::now();
-                let rates: Vec<f64> = [1, 2, 4, 8, 16, 32, 64]
-                    .iter()
-                    .map(|&t| recovery_rate(t, 30, 8, 0.25, rel, kernel))
-                    .collect();
-                println!("{kernel:?} rel {rel}: {rates:?} {:?}", t.elapsed());
+    fn exact_structure_recovery_rises_with_t0() {
+        // Measured (30 functions, D = 8, p_g = 0.25, σ_n = 0.05 σ_h, C1 = T0):
+        // T0 = 1, 4, 16, 64 → 0.37, 0.77, 0.93, 1.00.
+        let rates: Vec<f64> = [1, 4, 16, 64]
+            .iter()
+            .map(|&t0| recovery_rate(t0, 30, 0.05))
+            .collect();
+        assert!(rates[0] <= 0.6, "{rates:?}");
+        for w in rates.windows(2) {
+            assert!(w[1] >= w[0] - 0.05, "{rates:?}");
+        }
+        assert!(rates[3] >= 0.95, "{rates:?}");
+        assert!(rates[3] - rates[0] >= 0.4, "{rates:?}");
+    }
+
+    /// A deterministic oracle: the same matrix at every point.
+    fn constant_oracle(h: Vec<Vec<f64>>) -> impl FnMut(&[f64]) -> Vec<Vec<f64>> {
+        move |_x: &[f64]| h.clone()
+    }
+
+    #[test]
+    fn edge_rules_on_a_known_summed_hessian() {
+        let d = 6;
+        // An asymmetric matrix: the learner scores |(S_ab + S_ba)/2|.
+        let mut h = vec![vec![0.0; d]; d];
+        let entries = [
+            ((0, 1), 5.0),
+            ((1, 2), -4.0),
+            ((0, 2), 3.0),
+            ((3, 4), 2.0),
+            ((4, 5), -1.0),
+            ((2, 5), 0.5),
+        ];
+        for &((a, b), v) in &entries {
+            h[a][b] = v + 0.25;
+            h[b][a] = v - 0.25;
+        }
+        let bounds = vec![(-1.0, 1.0); d];
+        // S = T0·C1·H = 6 H. Cutoff 10: |6v| > 10 keeps |v| > 5/3.
+        let cfg = StructureConfig::new(3, 2, EdgeRule::Cutoff(10.0));
+        let s = learn_structure(&mut constant_oracle(h.clone()), d, &bounds, &cfg, 0).unwrap();
+        assert_eq!(s.edges, vec![(0, 1), (0, 2), (1, 2), (3, 4)]);
+        assert!((s.scores[1][2] - 24.0).abs() < 1e-12 && s.scores[2][1] == s.scores[1][2]);
+        // Brute-force reference for the cliques: every subset of the 6 vertices.
+        let brute = maximal_cliques_brute_force(&s.adjacency()).unwrap();
+        assert_eq!(s.cliques, brute);
+        assert_eq!(s.cliques, vec![vec![0, 1, 2], vec![3, 4], vec![5]]);
+        // Budget 2: the two largest |v| (5 and 4).
+        let cfg = StructureConfig::new(3, 2, EdgeRule::Budget(2));
+        let s = learn_structure(&mut constant_oracle(h.clone()), d, &bounds, &cfg, 0).unwrap();
+        assert_eq!(s.edges, vec![(0, 1), (1, 2)]);
+        assert_eq!(s.cutoff, Some(24.0));
+        // The edge cap applies to the cutoff rules too (largest scores first).
+        let mut cfg = StructureConfig::new(1, 1, EdgeRule::Cutoff(0.0));
+        cfg.max_edges = 3;
+        let s = learn_structure(&mut constant_oracle(h.clone()), d, &bounds, &cfg, 0).unwrap();
+        assert_eq!(s.edges, vec![(0, 1), (0, 2), (1, 2)]);
+        // Theorem 1's cutoff with σ_n = 1, T0·C1 = 6: √6 · √(2 log(72/0.1)) ≈ 8.89.
+        let cfg = StructureConfig::new(
+            3,
+            2,
+            EdgeRule::Theorem1 {
+                delta1: 0.1,
+                sigma_n: 1.0,
+            },
+        );
+        let s = learn_structure(&mut constant_oracle(h), d, &bounds, &cfg, 0).unwrap();
+        let expect = 6f64.sqrt() * (2.0 * (72.0f64 / 0.1).ln()).sqrt();
+        assert!((s.cutoff.unwrap() - expect).abs() < 1e-12);
+        assert_eq!(s.edges, vec![(0, 1), (0, 2), (1, 2), (3, 4)]);
+    }
+
+    #[test]
+    fn bad_oracles_and_configurations_are_named_errors() {
+        let bounds = vec![(0.0, 1.0); 3];
+        let cfg = StructureConfig::new(1, 1, EdgeRule::Budget(1));
+        let e = learn_structure(
+            &mut constant_oracle(vec![vec![0.0; 3]; 2]),
+            3,
+            &bounds,
+            &cfg,
+            0,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, Error::Dimension { ref field, .. } if field == "hessian"),
+            "{e}"
+        );
+        let mut h = vec![vec![0.0; 3]; 3];
+        h[2][1] = f64::NAN;
+        let e = learn_structure(&mut constant_oracle(h), 3, &bounds, &cfg, 0).unwrap_err();
+        assert!(e.to_string().contains("hessian[2][1]"), "{e}");
+        let e = learn_structure(
+            &mut constant_oracle(vec![vec![0.0; 3]; 3]),
+            3,
+            &[(0.0, 1.0), (1.0, 1.0), (0.0, 1.0)],
+            &cfg,
+            0,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("bounds[1]"), "{e}");
+        let zero = StructureConfig::new(0, 1, EdgeRule::Budget(1));
+        let e = learn_structure(&mut constant_oracle(vec![]), 3, &bounds, &zero, 0).unwrap_err();
+        assert!(e.to_string().contains("t0"), "{e}");
+        assert!(Structure::random(4, 7, 0, 10).is_err());
+        assert!(Structure::from_cliques(4, &[vec![0, 4]]).is_err());
+        let bad = GpUcbConfig {
+            n_init: 0,
+            ..GpUcbConfig::default()
+        };
+        assert!(bad.validate().is_err());
+        let bad = GpUcbConfig {
+            batch: Some(0),
+            ..GpUcbConfig::default()
+        };
+        assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn random_structures_have_the_requested_edges() {
+        for (d, k) in [(10, 7), (6, 14), (6, 15), (20, 0)] {
+            let s = Structure::random(d, k, 3, 1000).unwrap();
+            assert_eq!(s.edges.len(), k);
+            assert!(s.edges.iter().all(|&(a, b)| a < b && b < d));
+            assert_eq!(
+                s.cliques,
+                maximal_cliques_brute_force(&s.adjacency()).unwrap()
+            );
+            assert_eq!(s, Structure::random(d, k, 3, 1000).unwrap());
+        }
+        assert_ne!(
+            Structure::random(10, 7, 3, 1000).unwrap().edges,
+            Structure::random(10, 7, 4, 1000).unwrap().edges
+        );
+        // Given cliques gain singletons for uncovered dimensions.
+        let s = Structure::from_cliques(5, &[vec![3, 1]]).unwrap();
+        assert_eq!(s.cliques, vec![vec![0], vec![1, 3], vec![2], vec![4]]);
+        assert_eq!(s.edges, vec![(1, 3)]);
+    }
+
+    /// An additive GP on `n` points of a small additive function, in standardized units.
+    fn small_gp(cliques: &[Vec<usize>], d: usize, n: usize) -> (ExactGp, Fitted) {
+        let f = AdditiveFunction::with_groups(d, cliques, &AdditiveConfig::new(d, 0.0), 5).unwrap();
+        let mut rng = stream(8, &[]);
+        let x: Vec<Vec<f64>> = (0..n).map(|_| uniform_point(&mut rng, d)).collect();
+        let y: Vec<f64> = x.iter().map(|p| f.eval(p)).collect();
+        let xm = Mat::from_fn(n, d, |i, j| x[i][j]);
+        let fitted = Fitted::fit(&Surrogate::additive(cliques.to_vec()), &xm, &y, None, 0).unwrap();
+        (fitted.condition(xm, &y).unwrap(), fitted)
+    }
+
+    #[test]
+    fn clique_wise_scores_equal_the_exact_gp_posterior() {
+        let cliques = vec![vec![0, 1], vec![1, 2], vec![3], vec![4, 5, 6]];
+        let (gp, fitted) = small_gp(&cliques, 7, 25);
+        let spec = fitted.additive.as_ref().unwrap();
+        let post = AdditivePosterior::new(&gp, spec, 2.5).unwrap();
+        let mut rng = stream(2, &[]);
+        let xs = Mat::from_fn(9, 7, |_, _| rng.random::<f64>());
+        let reference = ucb_values(&gp, 2.5, &xs).unwrap();
+        let fast = post.values(&xs).unwrap();
+        for (a, b) in fast.iter().zip(&reference) {
+            assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+        }
+        // Block moves from a cached state agree with fresh predictions of the moved points.
+        let mut x: Vec<f64> = (0..7).map(|j| xs[(0, j)]).collect();
+        let mut st = post.state(&x);
+        for b in 0..cliques.len() {
+            let mut cand = Mat::from_fn(4, 7, |_, j| x[j]);
+            for r in 0..4 {
+                for &j in &cliques[b] {
+                    cand[(r, j)] = rng.random::<f64>();
+                }
+            }
+            let moved = post.moves(&st, b, &cand).unwrap();
+            let reference = ucb_values(&gp, 2.5, &cand).unwrap();
+            for (a, r) in moved.iter().zip(&reference) {
+                assert!((a - r).abs() < 1e-9, "block {b}: {a} vs {r}");
+            }
+            x = (0..7).map(|j| cand[(0, j)]).collect();
+            post.commit(&mut st, &x, b);
+            let fresh = post.state(&x);
+            for (a, r) in st.total.iter().zip(&fresh.total) {
+                assert!((a - r).abs() < 1e-12);
             }
         }
     }
-}
-#[cfg(test)]
-mod scratch {
-    use super::*;
-    use agora_problems::additive::{AdditiveConfig, AdditiveFunction, FeatureKernel};
+
     #[test]
-    #[ignore]
-    fn explore_compare() {
-        let dim: usize = std::env::var("D")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(30);
-        let budget: usize = std::env::var("B")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(60);
-        let ls: f64 = std::env::var("L")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.3);
-        let p: f64 = std::env::var("P")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1.5 / 30.0);
-        let beta: f64 = std::env::var("BETA")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(2.0);
-        let methods: String =
-            std::env::var("M").unwrap_or("known,full,random,rand-struct,turbo,cma".into());
-        let seeds = 3u64;
-        for m in methods.split(',') {
-            let t = std::time::Instant::now();
-            let mut regrets = vec![];
-            for seed in 0..seeds {
-                let cfg = AdditiveConfig {
-                    lengthscale: ls,
-                    kernel: FeatureKernel::Rbf,
-                    ..AdditiveConfig::new(dim, p)
-                };
-                let f = AdditiveFunction::sample(&cfg, seed).unwrap();
-                let t0 = std::time::Instant::now();
-                let opt = f.optimum(0).unwrap();
-                if m == "random" {
-                    println!(
-                        "optimum {:?} value {} cliques {}",
-                        t0.elapsed(),
-                        opt.value,
-                        f.cliques().len()
-                    );
-                }
-                let mut obj = |x: &[f64]| f.eval(x);
-                let gcfg = GpUcbConfig {
-                    beta: Beta::Constant(beta),
-                    ..GpUcbConfig::default()
-                };
-                let dcfg = DsboConfig {
-                    gp_ucb: gcfg.clone(),
-                    ..DsboConfig::new(StructureConfig::new(1, 1, EdgeRule::Budget(0)))
-                };
-                let mut opt_m: Box<dyn BlackBoxOptimizer> = match m {
-                    "known" => Box::new(Dsbo::with_cliques(dcfg, f.cliques().to_vec())),
-                    "rand-struct" => Box::new(Dsbo::with_random_structure(dcfg, f.edges().len())),
-                    "full" => Box::new(GpUcb::full_kernel(dim, gcfg)),
-                    "random" => Box::new(UniformSearch),
-                    "turbo" => Box::new(Turbo::default()),
-                    "cma" => Box::new(CmaEs::default()),
-                    _ => panic!(),
-                };
-                let tr = opt_m
-                    .optimize(&mut obj, dim, &f.bounds(), budget, seed)
+    fn block_ascent_matches_a_brute_force_grid_in_2d() {
+        for cliques in [vec![vec![0], vec![1]], vec![vec![0, 1]]] {
+            let (gp, fitted) = small_gp(&cliques, 2, 8);
+            let beta = 2.0;
+            // Brute force: a 401 × 401 grid.
+            let g = 401;
+            let grid = Mat::from_fn(g * g, 2, |i, j| {
+                let k = if j == 0 { i / g } else { i % g };
+                k as f64 / (g - 1) as f64
+            });
+            let best_grid = ucb_values(&gp, beta, &grid)
+                .unwrap()
+                .into_iter()
+                .fold(f64::NEG_INFINITY, f64::max);
+            for acq in [
+                AcqOptimizer::BlockCoordinate(BlockAscent::default()),
+                AcqOptimizer::Lbfgsb(BoxMaximizer::default()),
+            ] {
+                let blocks = cliques.clone();
+                let u = maximize_ucb(&gp, fitted.additive.as_ref(), beta, &blocks, None, &acq, 3)
                     .unwrap();
-                regrets.push(opt.value - tr.best().unwrap().1);
+                let v = ucb_values(&gp, beta, &Mat::from_fn(1, 2, |_, j| u[j])).unwrap()[0];
+                assert!(
+                    v >= best_grid - 1e-3,
+                    "{cliques:?} {acq:?}: {v} vs grid {best_grid}"
+                );
             }
-            let mean = regrets.iter().sum::<f64>() / seeds as f64;
-            println!(
-                "{m}: mean regret {mean:.3} {regrets:.3?} time {:?}",
-                t.elapsed()
-            );
         }
+    }
+
+    fn additive_problem(d: usize, p: f64, seed: u64) -> AdditiveFunction {
+        let cfg = AdditiveConfig {
+            kernel: FeatureKernel::Rbf,
+            lengthscale: 0.3,
+            ..AdditiveConfig::new(d, p)
+        };
+        AdditiveFunction::sample(&cfg, seed).unwrap()
+    }
+
+    fn run(m: &mut dyn BlackBoxOptimizer, f: &AdditiveFunction, budget: usize, seed: u64) -> Trace {
+        let mut obj = |x: &[f64]| f.eval(x);
+        m.optimize(&mut obj, f.dim(), &f.bounds(), budget, seed)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_batch_of_one_equals_sequential_gp_ucb() {
+        let f = additive_problem(6, 0.3, 1);
+        let small = GpUcbConfig {
+            n_init: 5,
+            refit_every: 3,
+            acq: AcqOptimizer::BlockCoordinate(BlockAscent {
+                raw_samples: 128,
+                ..BlockAscent::default()
+            }),
+            ..GpUcbConfig::default()
+        };
+        let models = [
+            GpUcb::additive(f.cliques().to_vec(), small.clone()),
+            GpUcb::full_kernel(6, small.clone()),
+        ];
+        for model in models {
+            let mut seq = model.clone();
+            let mut one = GpUcb {
+                config: GpUcbConfig {
+                    batch: Some(1),
+                    ..model.config.clone()
+                },
+                ..model
+            };
+            let a = run(&mut seq, &f, 14, 7);
+            let b = run(&mut one, &f, 14, 7);
+            assert_eq!(a.len(), 14);
+            assert_eq!(a, b, "{}", seq.name());
+        }
+    }
+
+    #[test]
+    fn batches_are_distinct_points_and_respect_the_budget() {
+        let f = additive_problem(6, 0.3, 2);
+        let mut m = GpUcb::additive(
+            f.cliques().to_vec(),
+            GpUcbConfig {
+                n_init: 5,
+                batch: Some(4),
+                ..GpUcbConfig::default()
+            },
+        );
+        // 5 initial points, then batches of 4, 4 and a last one cut to 2.
+        let tr = run(&mut m, &f, 15, 3);
+        assert_eq!(tr.len(), 15);
+        for batch in [5..9, 9..13, 13..15] {
+            let pts = &tr.xs[batch];
+            for i in 0..pts.len() {
+                for j in 0..i {
+                    let dist: f64 = pts[i].iter().zip(&pts[j]).map(|(a, b)| (a - b).abs()).sum();
+                    assert!(dist > 1e-3, "repeated point in a batch");
+                }
+            }
+        }
+        for w in tr.best_so_far.windows(2) {
+            assert!(w[1] >= w[0]);
+        }
+    }
+
+    #[test]
+    fn cma_es_solves_a_convex_quadratic_in_10d() {
+        // f(x) = −Σ a_i (x_i − c_i)², a_i = 10^{2i/9} (condition number 100), on a box that
+        // is not centred on the optimum; the maximum 0 at x = c is the closed-form reference.
+        let d = 10;
+        let c: Vec<f64> = (0..d).map(|i| -1.0 + 0.35 * i as f64).collect();
+        let a: Vec<f64> = (0..d).map(|i| 10f64.powf(2.0 * i as f64 / 9.0)).collect();
+        let mut f = |x: &[f64]| -> f64 {
+            -x.iter()
+                .zip(&c)
+                .zip(&a)
+                .map(|((xi, ci), ai)| ai * (xi - ci).powi(2))
+                .sum::<f64>()
+        };
+        let bounds = vec![(-3.0, 5.0); d];
+        let tr = CmaEs::default()
+            .optimize(&mut f, d, &bounds, 6000, 1)
+            .unwrap();
+        let (x, v) = tr.best().unwrap();
+        assert!(v > -1e-6, "best {v}");
+        for (xi, ci) in x.iter().zip(&c) {
+            assert!((xi - ci).abs() < 1e-3);
+        }
+    }
+
+    #[test]
+    fn trust_region_turbo_and_cma_es_beat_random_search() {
+        let f = additive_problem(8, 0.2, 4);
+        let budget = 40;
+        let mut rand_best = 0.0;
+        let mut turbo_best = 0.0;
+        let mut cma_best = 0.0;
+        for seed in 0..2 {
+            rand_best += run(&mut UniformSearch, &f, budget, seed).best().unwrap().1;
+            turbo_best += run(&mut Turbo::default(), &f, budget, seed)
+                .best()
+                .unwrap()
+                .1;
+            cma_best += run(&mut CmaEs::default(), &f, 200, seed).best().unwrap().1;
+        }
+        let rand200: f64 = (0..2)
+            .map(|s| run(&mut UniformSearch, &f, 200, s).best().unwrap().1)
+            .sum();
+        assert!(turbo_best > rand_best, "{turbo_best} vs {rand_best}");
+        assert!(cma_best > rand200, "{cma_best} vs {rand200}");
+    }
+
+    #[test]
+    fn turbo_side_length_follows_its_counters() {
+        let mut tr = TrustRegion::new(0.8, 0.5f64.powi(7), 1.6, 3, 4);
+        for _ in 0..3 {
+            tr.update(true);
+        }
+        assert_eq!(tr.length, 1.6);
+        for _ in 0..3 {
+            tr.update(true);
+        }
+        assert_eq!(tr.length, 1.6, "capped at length_max");
+        // A success resets the failure count.
+        for _ in 0..3 {
+            tr.update(false);
+        }
+        tr.update(true);
+        for _ in 0..3 {
+            tr.update(false);
+        }
+        assert_eq!(tr.length, 1.6);
+        tr.update(false);
+        assert_eq!(tr.length, 0.8);
+        for _ in 0..4 * 6 {
+            tr.update(false);
+        }
+        assert_eq!(tr.length, 0.8 / 64.0);
+        assert!(!tr.expired());
+        for _ in 0..4 {
+            tr.update(false);
+        }
+        assert!(tr.expired());
+    }
+
+    #[test]
+    fn runs_are_deterministic_and_errors_are_named() {
+        let f = additive_problem(5, 0.3, 0);
+        let cfg = GpUcbConfig {
+            n_init: 4,
+            ..GpUcbConfig::default()
+        };
+        let dcfg = DsboConfig {
+            gp_ucb: cfg.clone(),
+            ..DsboConfig::new(StructureConfig::new(4, 4, EdgeRule::Budget(3)))
+        };
+        // A fresh optimizer per run: the Hessian oracle's noise stream is part of the state.
+        let make = |k: usize| -> Box<dyn BlackBoxOptimizer + '_> {
+            match k {
+                0 => Box::new(UniformSearch),
+                1 => Box::new(GpUcb::full_kernel(5, cfg.clone())),
+                2 => Box::new(Dsbo::with_cliques(dcfg.clone(), f.cliques().to_vec())),
+                3 => Box::new(Dsbo::with_random_structure(dcfg.clone(), 2)),
+                4 => Box::new(Dsbo::new(dcfg.clone(), Box::new(f.hessian_oracle(0.01, 3)))),
+                5 => Box::new(Turbo::default()),
+                _ => Box::new(CmaEs::default()),
+            }
+        };
+        for k in 0..7 {
+            let mut m = make(k);
+            let a = run(m.as_mut(), &f, 12, 5);
+            let b = run(make(k).as_mut(), &f, 12, 5);
+            assert_eq!(a.len(), 12, "{}", m.name());
+            assert_eq!(a.xs, b.xs, "{}", m.name());
+            let c = run(make(k).as_mut(), &f, 12, 6);
+            assert_ne!(a.xs, c.xs, "{}", m.name());
+            // Bad inputs: wrong bounds length, an empty box side, a NaN objective.
+            let mut obj = |x: &[f64]| f.eval(x);
+            let e = m.optimize(&mut obj, 5, &[(0.0, 1.0); 4], 3, 0).unwrap_err();
+            assert!(matches!(e, Error::Dimension { .. }), "{}: {e}", m.name());
+            let mut bounds = vec![(0.0, 1.0); 5];
+            bounds[2] = (1.0, 1.0);
+            let e = m.optimize(&mut obj, 5, &bounds, 3, 0).unwrap_err();
+            assert!(e.to_string().contains("bounds[2]"), "{}: {e}", m.name());
+            let mut nan = |_: &[f64]| f64::NAN;
+            let e = m.optimize(&mut nan, 5, &[(0.0, 1.0); 5], 3, 0).unwrap_err();
+            assert!(e.to_string().contains("objective"), "{}: {e}", m.name());
+            assert!(run(m.as_mut(), &f, 0, 1).is_empty());
+        }
+    }
+
+    #[test]
+    fn dsbo_learns_the_structure_before_optimizing() {
+        let cfg = AdditiveConfig {
+            kernel: FeatureKernel::Rbf,
+            lengthscale: 1.0,
+            ..AdditiveConfig::new(10, 0.2)
+        };
+        let f = AdditiveFunction::sample(&cfg, 3).unwrap();
+        let sc = StructureConfig::new(
+            8,
+            8,
+            EdgeRule::Theorem1 {
+                delta1: 0.1,
+                sigma_n: 0.01,
+            },
+        );
+        let mut dsbo = Dsbo::new(DsboConfig::new(sc), Box::new(f.hessian_oracle(0.01, 1)));
+        let tr = run(&mut dsbo, &f, 20, 0);
+        assert_eq!(tr.len(), 20);
+        let s = dsbo.structure().unwrap();
+        assert_eq!(s.edges, f.edges());
+        assert_eq!(s.cliques, f.cliques());
+        assert_eq!(s.hessian_queries, 64);
+    }
+
+    #[test]
+    fn dsbo_with_the_true_structure_beats_full_kernel_gp_ucb_and_random_search() {
+        // D = 30, p_g = 0.05, RBF ℓ = 0.3, 60 evaluations (10 initial), default settings.
+        // Measured best values, seeds 0..3: DSBO (true cliques) 28.5, 25.1, 22.1;
+        // full-kernel GP-UCB 21.8, 20.9, 13.0; random search 12.9, 6.2, 6.7 (regrets
+        // against OptimumSearch's maxima 39.8, 30.3, 30.4: 11.3, 5.1, 8.3 vs 18.0, 9.4,
+        // 17.4 vs 26.9, 24.0, 23.6).
+        let (d, budget) = (30, 60);
+        let mut sums = [0.0; 3];
+        for seed in 0..3 {
+            let f = additive_problem(d, 1.5 / 30.0, seed);
+            let dcfg = DsboConfig::new(StructureConfig::new(1, 1, EdgeRule::Budget(0)));
+            let known = run(
+                &mut Dsbo::with_cliques(dcfg, f.cliques().to_vec()),
+                &f,
+                budget,
+                seed,
+            );
+            let full = run(
+                &mut GpUcb::full_kernel(d, GpUcbConfig::default()),
+                &f,
+                budget,
+                seed,
+            );
+            let random = run(&mut UniformSearch, &f, budget, seed);
+            let best = [known, full, random].map(|t| t.best().unwrap().1);
+            assert!(best[0] > best[2], "seed {seed}: {best:?}");
+            for (s, b) in sums.iter_mut().zip(best) {
+                *s += b / 3.0;
+            }
+        }
+        assert!(sums[0] > sums[1] + 3.0, "{sums:?}");
+        assert!(sums[0] > sums[2] + 10.0, "{sums:?}");
     }
 }

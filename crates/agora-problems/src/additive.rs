@@ -527,7 +527,7 @@ pub struct OptimumSearch {
 }
 
 impl Default for OptimumSearch {
-    /// 4 starts, 96 redraws per block move.
+    /// 8 starts, 96 redraws per block move.
     fn default() -> Self {
         OptimumSearch {
             starts: 8,

@@ -7,6 +7,23 @@ use agora_study::boap::{Setting, Task, electrode_task, run_one};
 fn main() -> agora_core::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let name = args.get(1).map_or("benchmark1d", |s| s.as_str());
+    if name == "report" {
+        // Rebuild a report from a finished suite's runs.json.
+        let dir = args.get(2).map_or("out/reproduce/boap", |s| s.as_str());
+        let text = std::fs::read_to_string(format!("{dir}/runs.json"))
+            .map_err(|e| agora_core::Error::invalid("dir", e.to_string()))?;
+        let runs: Vec<agora_study::boap::BoapRun> = serde_json::from_str(&text)
+            .map_err(|e| agora_core::Error::invalid("runs.json", e.to_string()))?;
+        let md = agora_study::boap::report_markdown(
+            &agora_study::boap::tasks(false),
+            &runs,
+            false,
+            0.0,
+            &[],
+        );
+        println!("{md}");
+        return Ok(());
+    }
     if name == "dump" {
         // Write the synthetic electrode pool as CSV (for `agora reproduce boap --pool`).
         let path = args.get(2).map_or("electrode.csv", |s| s.as_str());

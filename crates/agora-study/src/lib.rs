@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod boap;
 pub mod cbo;
+pub mod dsbo;
 pub mod hpbo;
 pub mod png;
 pub mod report;
