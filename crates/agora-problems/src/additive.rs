@@ -186,8 +186,13 @@ impl Component {
             let c = -self.weight[k] * self.arg(k, x).cos();
             let row = &self.omega[k * m..(k + 1) * m];
             for (a, &ja) in self.dims.iter().enumerate() {
-                for (b, &jb) in self.dims.iter().enumerate() {
-                    h[ja][jb] += c * row[a] * row[b];
+                for (b, &jb) in self.dims.iter().enumerate().skip(a) {
+                    // One product for both triangles: the Hessian is exactly symmetric.
+                    let v = c * row[a] * row[b];
+                    h[ja][jb] += v;
+                    if jb != ja {
+                        h[jb][ja] += v;
+                    }
                 }
             }
         }
@@ -422,13 +427,21 @@ impl AdditiveFunction {
             ));
         }
         let mut h = self.hessian(x)?;
-        for a in 0..self.dim {
-            for b in a..self.dim {
+        let d = self.dim;
+        // One draw per unordered pair, row by row over the upper triangle.
+        let noise: Vec<f64> = (0..d * (d + 1) / 2)
+            .map(|_| {
                 let e: f64 = StandardNormal.sample(rng);
-                h[a][b] += sigma_n * e;
-                if b != a {
-                    h[b][a] = h[a][b];
-                }
+                sigma_n * e
+            })
+            .collect();
+        let upper = |a: usize, b: usize| {
+            let (i, j) = (a.min(b), a.max(b));
+            i * d - i * i.saturating_sub(1) / 2 + (j - i)
+        };
+        for (a, row) in h.iter_mut().enumerate() {
+            for (b, v) in row.iter_mut().enumerate() {
+                *v += noise[upper(a, b)];
             }
         }
         Ok(h)

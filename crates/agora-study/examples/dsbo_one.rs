@@ -2,13 +2,31 @@
 //! `cargo run --release -p agora-study --example dsbo_one -- [episodes] [seed]`.
 fn main() -> agora_core::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let mut b = agora_study::dsbo::budget(true);
+    if args.get(1).is_some_and(|a| a == "recovery") {
+        let sigma: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0.05);
+        let rows = agora_study::dsbo::recovery(8, 0.25, sigma, &[1, 2, 4, 8, 16, 32, 64], 30)?;
+        for r in rows {
+            println!(
+                "T0 {:3} exact {:2}/{} recall {:.3} precision {:.3}",
+                r.t0, r.exact, r.total, r.recall, r.precision
+            );
+        }
+        return Ok(());
+    }
+    let quick = args.get(3).is_none_or(|s| s != "full");
+    let mut b = agora_study::dsbo::budget(quick);
+    if let Some(e) = args.get(5).and_then(|s| s.parse().ok()) {
+        b.edge_budget = e;
+    }
     if let Some(e) = args.get(1).and_then(|s| s.parse().ok()) {
         b.episodes = e;
     }
     let seed: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let exps = agora_study::dsbo::experiments(true)?;
-    let e = &exps[0];
+    let exps = agora_study::dsbo::experiments(quick)?;
+    let e = &exps[args
+        .get(4)
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(0)];
     println!("{} D = {}", e.label, e.task.dim()?);
     for m in &e.methods {
         let r = agora_study::dsbo::run_one(e, m, seed, &b)?;

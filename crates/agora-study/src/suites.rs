@@ -92,6 +92,7 @@ pub fn suite_names() -> Vec<&'static str> {
     v.push("cbo");
     v.push("sbo");
     v.push("boap");
+    v.push("dsbo");
     v
 }
 
@@ -139,8 +140,9 @@ pub fn reproduce(
     let with_cbo = matches!(name, None | Some("cbo"));
     let with_sbo = matches!(name, None | Some("sbo"));
     let with_boap = matches!(name, None | Some("boap"));
+    let with_dsbo = matches!(name, None | Some("dsbo"));
     let chosen: Vec<&Suite> = match name {
-        Some("hpbo") | Some("cbo") | Some("sbo") | Some("boap") => vec![],
+        Some("hpbo") | Some("cbo") | Some("sbo") | Some("boap") | Some("dsbo") => vec![],
         Some(n) => vec![
             all.iter()
                 .find(|s| s.name == n)
@@ -184,6 +186,14 @@ pub fn reproduce(
             "- [BOAP: BO with preferences on abstract properties (Kumar A V et al. 2024)](boap/report.md): boap"
         );
         results.push(("boap".to_string(), Vec::new()));
+    }
+    if with_dsbo {
+        crate::dsbo::reproduce(quick, &out.join("dsbo"), progress)?;
+        let _ = writeln!(
+            index,
+            "- [DSBO: dependency-structure search BO for multi-agent policies (Rajpal et al.)](dsbo/report.md): dsbo"
+        );
+        results.push(("dsbo".to_string(), Vec::new()));
     }
     report::write_file(&out.join("report.md"), &index)?;
     Ok(results)
