@@ -380,15 +380,7 @@ impl Boap {
     }
 
     fn point_of(&self, x: &[f64]) -> Point {
-        match &self.space {
-            Space::Candidates { features, .. } => Point::Index(
-                features
-                    .iter()
-                    .position(|f| f.as_slice() == x)
-                    .unwrap_or_default(),
-            ),
-            Space::Box { .. } => Point::Unit(x.to_vec()),
-        }
+        crate::point_of(&self.space, x)
     }
 
     fn standardized(&self) -> Vec<f64> {

@@ -69,3 +69,58 @@ pub trait Strategy: Send + std::fmt::Debug {
     /// Number of answered queries.
     fn n_answered(&self) -> usize;
 }
+
+/// The query point of an option: its index in a finite candidate set (matched by features),
+/// or its unit-cube coordinates in a box.
+pub(crate) fn point_of(space: &Space, x: &[f64]) -> Point {
+    match space {
+        Space::Candidates { features, .. } => Point::Index(
+            features
+                .iter()
+                .position(|f| f.as_slice() == x)
+                .unwrap_or_default(),
+        ),
+        Space::Box { .. } => Point::Unit(x.to_vec()),
+    }
+}
+
+/// A uniformly random option: a row of a candidate set, or a canonical point of a box.
+pub(crate) fn random_option(space: &Space, rng: &mut agora_math::rng::Rng) -> Vec<f64> {
+    use rand::RngExt;
+    match space {
+        Space::Candidates { features, .. } => features[rng.random_range(0..features.len())].clone(),
+        Space::Box { .. } => {
+            let x: Vec<f64> = (0..space.dim()).map(|_| rng.random::<f64>()).collect();
+            space.canonicalize(&x).unwrap_or(x)
+        }
+    }
+}
+
+/// A precomputed kernel over a finite option set from its Gram rows; the options' features
+/// must be their indices (one column). Errors name `gram` or `gram[i]`.
+pub(crate) fn gram_kernel(space: &Space, rows: &[Vec<f64>]) -> Result<agora_gp::Precomputed> {
+    let Space::Candidates { features, .. } = space else {
+        return Err(agora_core::Error::invalid(
+            "gram",
+            "a precomputed kernel needs a finite option set",
+        ));
+    };
+    let (n, d) = (features.len(), space.dim());
+    if d != 1 || rows.len() != n {
+        return Err(agora_core::Error::invalid(
+            "gram",
+            format!(
+                "needs one row per option ({n}) and index features (one column), got {} rows and {d} columns",
+                rows.len()
+            ),
+        ));
+    }
+    if let Some(i) = rows.iter().position(|r| r.len() != n) {
+        return Err(agora_core::Error::dim(
+            format!("gram[{i}]"),
+            n,
+            rows[i].len(),
+        ));
+    }
+    agora_gp::Precomputed::new(faer::Mat::from_fn(n, n, |i, j| rows[i][j]))
+}

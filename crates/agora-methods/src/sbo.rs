@@ -222,33 +222,7 @@ impl Sbo {
         };
         let kernel: Box<dyn agora_gp::Kernel> = match &cfg.gram {
             None => Box::new(Stationary::ard(StationaryKind::Rbf, d, cfg.lengthscale)),
-            Some(rows) => {
-                let Space::Candidates { features, .. } = &space else {
-                    return Err(Error::invalid(
-                        "gram",
-                        "a precomputed kernel needs a finite option set",
-                    ));
-                };
-                if d != 1 || rows.len() != features.len() {
-                    return Err(Error::invalid(
-                        "gram",
-                        format!(
-                            "needs one row per option ({}) and index features (one column), got {} rows and {d} columns",
-                            features.len(),
-                            rows.len()
-                        ),
-                    ));
-                }
-                let n = rows.len();
-                if let Some(i) = rows.iter().position(|r| r.len() != n) {
-                    return Err(Error::dim(format!("gram[{i}]"), n, rows[i].len()));
-                }
-                Box::new(agora_gp::Precomputed::new(faer::Mat::from_fn(
-                    n,
-                    n,
-                    |i, j| rows[i][j],
-                ))?)
-            }
+            Some(rows) => Box::new(crate::gram_kernel(&space, rows)?),
         };
         let model = SocialModel::new(n_model, kernel, mcfg)?;
         let channels: Vec<Channel> = match cfg.variant {
@@ -259,8 +233,8 @@ impl Sbo {
         let mut init = VecDeque::new();
         let mut rng = agora_math::rng::stream(seed, &[0x5B01]);
         for _ in 0..cfg.init_pairs.max(1) {
-            let a = random_option(&space, &mut rng);
-            let b = random_option(&space, &mut rng);
+            let a = crate::random_option(&space, &mut rng);
+            let b = crate::random_option(&space, &mut rng);
             for ch in &channels {
                 init.push_back((a.clone(), b.clone(), *ch));
             }
@@ -312,16 +286,7 @@ impl Sbo {
     }
 
     fn point_of(&self, x: &[f64]) -> Point {
-        match &self.space {
-            Space::Candidates { features, .. } => {
-                let i = features
-                    .iter()
-                    .position(|f| f.as_slice() == x)
-                    .unwrap_or_default();
-                Point::Index(i)
-            }
-            Space::Box { .. } => Point::Unit(x.to_vec()),
-        }
+        crate::point_of(&self.space, x)
     }
 
     fn refit(&mut self) -> Result<()> {
@@ -451,17 +416,6 @@ impl Sbo {
                 let p = self.model.points();
                 ((0..p.ncols()).map(|j| p[(k, j)]).collect(), v)
             })
-    }
-}
-
-fn random_option(space: &Space, rng: &mut agora_math::rng::Rng) -> Vec<f64> {
-    use rand::RngExt;
-    match space {
-        Space::Candidates { features, .. } => features[rng.random_range(0..features.len())].clone(),
-        Space::Box { .. } => {
-            let x: Vec<f64> = (0..space.dim()).map(|_| rng.random::<f64>()).collect();
-            space.canonicalize(&x).unwrap_or(x)
-        }
     }
 }
 

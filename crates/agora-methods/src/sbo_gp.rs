@@ -31,7 +31,7 @@
 use crate::Strategy;
 use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::social_gp::{SocialGp, SocialGpConfig};
-use agora_gp::{Icm, Kernel, Precomputed, Stationary, StationaryKind, profile_fit};
+use agora_gp::{Icm, Kernel, Stationary, StationaryKind, profile_fit};
 use agora_math::rng::derive_seed;
 use agora_math::welfare::Welfare;
 use faer::Mat;
@@ -209,30 +209,7 @@ impl SboGp {
         }
         let d = space.dim();
         let kernels: Vec<Box<dyn Kernel>> = match &cfg.gram {
-            Some(rows) => {
-                let Space::Candidates { features, .. } = &space else {
-                    return Err(Error::invalid(
-                        "gram",
-                        "a precomputed kernel needs a finite option set",
-                    ));
-                };
-                let n = features.len();
-                if d != 1 || rows.len() != n {
-                    return Err(Error::invalid(
-                        "gram",
-                        format!(
-                            "needs one row per option ({n}) and index features (one column), got {} rows and {d} columns",
-                            rows.len()
-                        ),
-                    ));
-                }
-                if let Some(i) = rows.iter().position(|r| r.len() != n) {
-                    return Err(Error::dim(format!("gram[{i}]"), n, rows[i].len()));
-                }
-                vec![Box::new(Precomputed::new(Mat::from_fn(n, n, |i, j| {
-                    rows[i][j]
-                }))?)]
-            }
+            Some(rows) => vec![Box::new(crate::gram_kernel(&space, rows)?)],
             None => {
                 if cfg.lengthscales.is_empty()
                     || cfg
@@ -265,7 +242,7 @@ impl SboGp {
             v => v.channels(),
         };
         for _ in 0..cfg.init.max(2) {
-            let x = random_option(&space, &mut rng);
+            let x = crate::random_option(&space, &mut rng);
             for ch in &init_channels {
                 init.push_back((x.clone(), *ch));
             }
@@ -311,15 +288,7 @@ impl SboGp {
     }
 
     fn point_of(&self, x: &[f64]) -> Point {
-        match &self.space {
-            Space::Candidates { features, .. } => Point::Index(
-                features
-                    .iter()
-                    .position(|f| f.as_slice() == x)
-                    .unwrap_or_default(),
-            ),
-            Space::Box { .. } => Point::Unit(x.to_vec()),
-        }
+        crate::point_of(&self.space, x)
     }
 
     fn mat(rows: &[Vec<f64>]) -> Mat<f64> {
@@ -597,17 +566,6 @@ pub fn sample_correlation(y: faer::MatRef<'_, f64>, w: f64) -> Mat<f64> {
             (1.0 - w) * r
         }
     })
-}
-
-fn random_option(space: &Space, rng: &mut agora_math::rng::Rng) -> Vec<f64> {
-    use rand::RngExt;
-    match space {
-        Space::Candidates { features, .. } => features[rng.random_range(0..features.len())].clone(),
-        Space::Box { .. } => {
-            let x: Vec<f64> = (0..space.dim()).map(|_| rng.random::<f64>()).collect();
-            space.canonicalize(&x).unwrap_or(x)
-        }
-    }
 }
 
 impl Strategy for SboGp {

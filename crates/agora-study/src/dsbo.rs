@@ -45,6 +45,10 @@ pub struct DsboRun {
     pub best_so_far: Vec<f64>,
     /// Edges detected (DSS-GP-UCB), else 0.
     pub edges: usize,
+    /// DSS-GP-UCB's Phase-1 scores `|Σh|`, max-pooled to at most 64 × 64 blocks (row-major,
+    /// `pooled × pooled`), and the detected adjacency pooled the same way; empty otherwise.
+    #[serde(default)]
+    pub heat: (usize, Vec<f64>, Vec<f64>),
     /// Wall seconds.
     pub seconds: f64,
 }
@@ -238,6 +242,14 @@ pub fn experiments(quick: bool) -> Result<Vec<Experiment>> {
     Ok(v)
 }
 
+/// DSS-GP-UCB's settings: `t0` Phase-1 points with one query each, the `edges` largest
+/// scores kept, and the given GP-UCB loop.
+fn dsbo_config(t0: usize, edges: usize, gp: &GpUcbConfig) -> DsboConfig {
+    let mut cfg = DsboConfig::new(StructureConfig::new(t0, 1, EdgeRule::Budget(edges)));
+    cfg.gp_ucb = gp.clone();
+    cfg
+}
+
 /// Run one method on one experiment.
 pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Result<DsboRun> {
     let t0 = std::time::Instant::now();
@@ -255,6 +267,7 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
         ..GpUcbConfig::default()
     };
     let mut edges = 0;
+    let mut heat = (0, Vec::new(), Vec::new());
     let best_so_far = match method {
         "reinforce" => {
             let cfg = agora_problems::reinforce::ReinforceConfig {
@@ -277,36 +290,32 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
             }
             best
         }
+        "dsbo" => {
+            let cfg = dsbo_config(budget.t0, budget.edge_budget, &gp_cfg);
+            let t2 = task.clone();
+            let states = budget.hessian_states;
+            let opts = HessianOptions::default();
+            let oracle = move |theta: &[f64]| -> Vec<Vec<f64>> {
+                match t2.surrogate_hessian(theta, &opts, states) {
+                    Ok(h) => (0..h.dim)
+                        .map(|i| h.data[i * h.dim..(i + 1) * h.dim].to_vec())
+                        .collect(),
+                    Err(_) => Vec::new(),
+                }
+            };
+            let mut opt = Dsbo::new(cfg, Box::new(oracle));
+            let trace = opt.optimize(&mut objective, dim, &bounds, budget.episodes, seed)?;
+            if let Some(st) = opt.structure() {
+                edges = st.edges.len();
+                heat = pooled(&st.scores, &st.edges, dim);
+            }
+            trace.best_so_far
+        }
         _ => {
             let mut opt: Box<dyn BlackBoxOptimizer> = match method {
-                "dsbo" => {
-                    let mut cfg = DsboConfig::new(StructureConfig::new(
-                        budget.t0,
-                        1,
-                        EdgeRule::Budget(budget.edge_budget),
-                    ));
-                    cfg.gp_ucb = gp_cfg.clone();
-                    let t2 = task.clone();
-                    let states = budget.hessian_states;
-                    let opts = HessianOptions::default();
-                    let oracle = move |theta: &[f64]| -> Vec<Vec<f64>> {
-                        match t2.surrogate_hessian(theta, &opts, states) {
-                            Ok(h) => (0..h.dim)
-                                .map(|i| h.data[i * h.dim..(i + 1) * h.dim].to_vec())
-                                .collect(),
-                            Err(_) => Vec::new(),
-                        }
-                    };
-                    Box::new(Dsbo::new(cfg, Box::new(oracle)))
-                }
                 "gp-ucb" => Box::new(GpUcb::full_kernel(dim, gp_cfg.clone())),
                 "random-structure" => {
-                    let mut cfg = DsboConfig::new(StructureConfig::new(
-                        1,
-                        1,
-                        EdgeRule::Budget(budget.edge_budget),
-                    ));
-                    cfg.gp_ucb = gp_cfg.clone();
+                    let cfg = dsbo_config(1, budget.edge_budget, &gp_cfg);
                     Box::new(Dsbo::with_random_structure(cfg, budget.edge_budget))
                 }
                 "turbo" => Box::new(Turbo {
@@ -333,9 +342,6 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
                 }
             };
             let trace = opt.optimize(&mut objective, dim, &bounds, budget.episodes, seed)?;
-            if method == "dsbo" {
-                edges = budget.edge_budget;
-            }
             trace.best_so_far
         }
     };
@@ -345,8 +351,100 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
         seed,
         best_so_far,
         edges,
+        heat,
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// Max-pool a `D × D` score matrix and the detected edges into at most 64 × 64 blocks.
+fn pooled(
+    scores: &[Vec<f64>],
+    edges: &[(usize, usize)],
+    dim: usize,
+) -> (usize, Vec<f64>, Vec<f64>) {
+    let p = dim.min(64);
+    if p == 0 {
+        return (0, Vec::new(), Vec::new());
+    }
+    let block = |i: usize| i * p / dim;
+    let mut s = vec![0.0f64; p * p];
+    let mut a = vec![0.0f64; p * p];
+    for (i, row) in scores.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            let k = block(i) * p + block(j);
+            s[k] = s[k].max(v.abs());
+        }
+    }
+    for &(i, j) in edges {
+        a[block(i) * p + block(j)] = 1.0;
+        a[block(j) * p + block(i)] = 1.0;
+    }
+    (p, s, a)
+}
+
+/// A heatmap of a `p × p` row-major matrix (log scale when `log`), as SVG and PNG.
+fn heatmap(
+    dir: &std::path::Path,
+    stem: &str,
+    title: &str,
+    p: usize,
+    m: &[f64],
+    log: bool,
+) -> Result<Vec<String>> {
+    use plotters::prelude::*;
+    fn draw<DB: DrawingBackend>(
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+        title: &str,
+        p: usize,
+        m: &[f64],
+        log: bool,
+    ) -> std::result::Result<(), String> {
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let f = |v: f64| if log { (v + 1e-12).ln() } else { v };
+        let (lo, hi) = m
+            .iter()
+            .map(|v| f(*v))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+                (l.min(v), h.max(v))
+            });
+        let span = if hi > lo { hi - lo } else { 1.0 };
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(40)
+            .build_cartesian_2d(0..p, 0..p)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc("θ block")
+            .y_desc("θ block")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series((0..p * p).map(|k| {
+                let (i, j) = (k / p, k % p);
+                let t = (f(m[k]) - lo) / span;
+                let c = (255.0 * (1.0 - t)).round() as u8;
+                Rectangle::new(
+                    [(j, p - 1 - i), (j + 1, p - i)],
+                    RGBColor(c, c, 255).filled(),
+                )
+            }))
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())
+    }
+    crate::png::ensure_fonts();
+    let svg = format!("{stem}.svg");
+    {
+        let path = dir.join(&svg);
+        let root = SVGBackend::new(&path, (560, 560)).into_drawing_area();
+        draw(&root, title, p, m, log)
+            .map_err(|e| Error::invalid("out", format!("cannot write {svg}: {e}")))?;
+    }
+    let png = crate::png::render(dir, stem, |root| draw(root, title, p, m, log))?;
+    Ok(vec![svg, png])
 }
 
 /// The budget of the suite.
@@ -439,6 +537,28 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<(
             &format!("{}: best v(θ) so far", e.label),
             "best return",
             &series,
+        )?);
+    }
+    for r in runs
+        .iter()
+        .filter(|r| r.method == "dsbo" && r.seed == 0 && r.heat.0 > 0)
+    {
+        let stem = format!("{}_structure", r.experiment.replace(' ', "_"));
+        figs.extend(heatmap(
+            dir,
+            &format!("{stem}_scores"),
+            &format!("{}: |Σh| (log, max-pooled)", r.experiment),
+            r.heat.0,
+            &r.heat.1,
+            true,
+        )?);
+        figs.extend(heatmap(
+            dir,
+            &format!("{stem}_edges"),
+            &format!("{}: detected edges ({}), pooled", r.experiment, r.edges),
+            r.heat.0,
+            &r.heat.2,
+            false,
         )?);
     }
     let series = vec![(

@@ -38,6 +38,42 @@ pub struct SboRun {
     pub cost: f64,
 }
 
+impl SboRun {
+    fn empty(task: &SocialTask, method: String, seed: u64) -> SboRun {
+        SboRun {
+            task: task.name.clone(),
+            method,
+            seed,
+            x: Vec::new(),
+            regret: Vec::new(),
+            private: Vec::new(),
+            graph_error: Vec::new(),
+            seconds: Vec::new(),
+            bound: 0.0,
+            cost: 0.0,
+        }
+    }
+
+    /// Keep the first `rounds` rounds (a private follow-up can add one more).
+    fn truncate(&mut self, rounds: usize) {
+        self.regret.truncate(rounds);
+        self.x.truncate(rounds);
+        self.private.truncate(rounds);
+        self.seconds.truncate(rounds);
+        self.graph_error.truncate(rounds);
+    }
+}
+
+/// `‖Â − A‖_F` of row-major matrices.
+fn graph_error(graph: &[f64], truth: &[f64]) -> f64 {
+    graph
+        .iter()
+        .zip(truth)
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum::<f64>()
+        .sqrt()
+}
+
 /// The methods compared.
 pub fn methods(task: &SocialTask) -> Vec<SboVariant> {
     vec![
@@ -59,30 +95,13 @@ pub fn config(task: &SocialTask, variant: SboVariant) -> SboConfig {
 
 /// Run `method` on `task` for `rounds` proposal rounds.
 pub fn run_one(task: &SocialTask, variant: SboVariant, seed: u64, rounds: usize) -> Result<SboRun> {
-    let space = match &task.options {
-        Some(opts) => Space::Candidates {
-            names: (0..opts.len()).map(|i| i.to_string()).collect(),
-            features: opts.clone(),
-        },
-        None => Space::reals(&vec![(0.0, 1.0); task.dim])?,
-    };
+    let space = task_space(task)?;
     let method = variant.name().to_string();
     let mut s = Sbo::new(space, config(task, variant), seed)?;
     let mut group = SocialGroup::new(task, agora_math::rng::derive_seed(seed, &[0x6B]));
     let (_, s_star) = task.optimum();
     let truth: Vec<f64> = task.graph.iter().flatten().copied().collect();
-    let mut run = SboRun {
-        task: task.name.clone(),
-        method,
-        seed,
-        x: Vec::new(),
-        regret: Vec::new(),
-        private: Vec::new(),
-        graph_error: Vec::new(),
-        seconds: Vec::new(),
-        bound: 0.0,
-        cost: 0.0,
-    };
+    let mut run = SboRun::empty(task, method, seed);
     let mut seen = 0;
     while s.rounds().len() < rounds || s.private_pending() {
         let q = s.ask()?;
@@ -94,14 +113,7 @@ pub fn run_one(task: &SocialTask, variant: SboVariant, seed: u64, rounds: usize)
             run.x.push(r.x.clone());
             run.seconds.push(r.seconds);
             if !r.graph.is_empty() {
-                run.graph_error.push(
-                    r.graph
-                        .iter()
-                        .zip(&truth)
-                        .map(|(a, b)| (a - b) * (a - b))
-                        .sum::<f64>()
-                        .sqrt(),
-                );
+                run.graph_error.push(graph_error(&r.graph, &truth));
             }
             run.private.push(s.counts()[0]);
             seen += 1;
@@ -111,11 +123,7 @@ pub fn run_one(task: &SocialTask, variant: SboVariant, seed: u64, rounds: usize)
             *p = s.counts()[0];
         }
     }
-    run.regret.truncate(rounds);
-    run.x.truncate(rounds);
-    run.private.truncate(rounds);
-    run.seconds.truncate(rounds);
-    run.graph_error.truncate(rounds);
+    run.truncate(rounds);
     run.bound = s.model().config().bound;
     run.cost = group.cost();
     Ok(run)
@@ -142,18 +150,7 @@ pub fn run_gp_one(
     let mut group = SocialGroup::new(task, agora_math::rng::derive_seed(seed, &[0x6C]));
     let (_, s_star) = task.optimum();
     let truth: Vec<f64> = task.graph.iter().flatten().copied().collect();
-    let mut run = SboRun {
-        task: task.name.clone(),
-        method: variant.name().to_string(),
-        seed,
-        x: Vec::new(),
-        regret: Vec::new(),
-        private: Vec::new(),
-        graph_error: Vec::new(),
-        seconds: Vec::new(),
-        bound: 0.0,
-        cost: 0.0,
-    };
+    let mut run = SboRun::empty(task, variant.name().to_string(), seed);
     let mut seen = 0;
     while s.rounds().len() < rounds || s.round_open() {
         let q = s.ask()?;
@@ -165,14 +162,7 @@ pub fn run_gp_one(
             run.x.push(r.x.clone());
             run.seconds.push(r.seconds);
             if !r.graph.is_empty() {
-                run.graph_error.push(
-                    r.graph
-                        .iter()
-                        .zip(&truth)
-                        .map(|(a, b)| (a - b) * (a - b))
-                        .sum::<f64>()
-                        .sqrt(),
-                );
+                run.graph_error.push(graph_error(&r.graph, &truth));
             }
             run.private.push(s.counts()[0]);
             seen += 1;
@@ -183,20 +173,10 @@ pub fn run_gp_one(
         if let (Some(g), Some(r)) = (run.graph_error.last_mut(), s.rounds().last())
             && !r.graph.is_empty()
         {
-            *g = r
-                .graph
-                .iter()
-                .zip(&truth)
-                .map(|(a, b)| (a - b) * (a - b))
-                .sum::<f64>()
-                .sqrt();
+            *g = graph_error(&r.graph, &truth);
         }
     }
-    run.regret.truncate(rounds);
-    run.x.truncate(rounds);
-    run.private.truncate(rounds);
-    run.seconds.truncate(rounds);
-    run.graph_error.truncate(rounds);
+    run.truncate(rounds);
     run.cost = group.cost();
     Ok(run)
 }
