@@ -2,6 +2,23 @@
 //! `cargo run --release -p agora-study --example dsbo_one -- [episodes] [seed]`.
 fn main() -> agora_core::Result<()> {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).is_some_and(|a| a == "report") {
+        // Rebuild the report of a finished full suite from its runs.json.
+        let dir = args.get(2).map_or("out/reproduce/dsbo", |s| s.as_str());
+        let text = std::fs::read_to_string(format!("{dir}/runs.json"))
+            .map_err(|e| agora_core::Error::invalid("dir", e.to_string()))?;
+        let (runs, rec): (
+            Vec<agora_study::dsbo::DsboRun>,
+            Vec<agora_study::dsbo::RecoveryRow>,
+        ) = serde_json::from_str(&text)
+            .map_err(|e| agora_core::Error::invalid("runs.json", e.to_string()))?;
+        let exps = agora_study::dsbo::experiments(false)?;
+        let b = agora_study::dsbo::budget(false);
+        let md =
+            agora_study::dsbo::report_markdown(&exps, &runs, &rec, 8, &b, false, 0.0, 0.0, &[]);
+        println!("{md}");
+        return Ok(());
+    }
     if args.get(1).is_some_and(|a| a == "recovery") {
         let sigma: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0.05);
         let rows = agora_study::dsbo::recovery(8, 0.25, sigma, &[1, 2, 4, 8, 16, 32, 64], 30)?;

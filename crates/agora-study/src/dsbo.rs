@@ -701,7 +701,13 @@ pub fn report_markdown(
                 md,
                 "\n- **DSS-GP-UCB ahead of full GP-UCB and random search under sparse reward**: {} — {} vs {} and {}.",
                 if d.0 > g.0 && d.0 > r.0 {
-                    "supported"
+                    if d.0 - g.0 > 2.0 * (d.1.powi(2) + g.1.powi(2)).sqrt() {
+                        "supported"
+                    } else {
+                        "supported in the mean, within 2 SE of full GP-UCB"
+                    }
+                } else if g.0 - d.0 <= 2.0 * (d.1.powi(2) + g.1.powi(2)).sqrt() {
+                    "not supported, within 2 SE of full GP-UCB"
                 } else {
                     "not supported"
                 },
@@ -723,6 +729,63 @@ pub fn report_markdown(
                 ms(p)
             );
         }
+    }
+    // REINFORCE across reward schedules, per team size.
+    let mut sizes: Vec<String> = exps
+        .iter()
+        .filter(|e| {
+            e.label.starts_with("predprey-")
+                && !e.label.contains("-off")
+                && !e.label.contains("ctde")
+        })
+        .map(|e| e.label.split(' ').next().unwrap_or("").to_string())
+        .collect();
+    sizes.dedup();
+    if !sizes.is_empty() {
+        md.push_str(
+            "\n## REINFORCE across reward schedules\n\n| task | dense | sparse-5 | sparse-25 | delay-10 | best black-box method at sparse-25 |\n|---|---|---|---|---|---|\n",
+        );
+        for size in &sizes {
+            let cell = |sched: &str, m: &str| {
+                let rs: Vec<&DsboRun> = runs
+                    .iter()
+                    .filter(|r| r.experiment == format!("{size} {sched}") && r.method == m)
+                    .collect();
+                (!rs.is_empty()).then(|| final_best(&rs))
+            };
+            let best_bo = [
+                "dsbo",
+                "gp-ucb",
+                "random",
+                "random-structure",
+                "turbo",
+                "cma-es",
+            ]
+            .iter()
+            .filter_map(|m| cell("sparse-25", m).map(|v| (*m, v)))
+            .max_by(|a, b| a.1.0.total_cmp(&b.1.0));
+            let show = |v: Option<(f64, f64)>| v.map_or("–".to_string(), ms);
+            let _ = writeln!(
+                md,
+                "| {size} | {} | {} | {} | {} | {} |",
+                show(cell("dense", "reinforce")),
+                show(cell("sparse-5", "reinforce")),
+                show(cell("sparse-25", "reinforce")),
+                show(cell("delay-10", "reinforce")),
+                best_bo.map_or("–".to_string(), |(m, v)| format!("{m} {}", ms(v)))
+            );
+        }
+        md.push_str(
+            "\nReading: every black-box method scores a policy by its episodic sum, which Sparse-S leaves \
+             unchanged, and each ends far above REINFORCE, which learns from per-step rewards. REINFORCE does \
+             not improve much within ten times the episodes under any schedule here, dense included, so this \
+             suite cannot separate the effect of sparsity on it from its slow start; measured while building it \
+             (600 episodes, 6 seeds, not part of this suite), its mean gains were of 4.2 with dense rewards, 3.2 with Sparse-25 and 0.4 with \
+             Delay-10. Among the black-box methods the differences are mostly within 2 SE at this budget (100 \
+             episodes for about 400 parameters, 5 seeds): the paper's advantage of the learned structure over \
+             full-kernel GP-UCB is not reproduced clearly here. The ablation rows show that the smaller \
+             policies (RI-off, CTDE) are easier for BO at this budget, their dimension being 2 to 4 times smaller.\n",
+        );
     }
     md.push_str("\n## Figures\n\n");
     for f in figs.iter().filter(|f| f.ends_with(".svg")) {
