@@ -780,7 +780,7 @@ pub fn report_markdown(
              unchanged, and each ends far above REINFORCE, which learns from per-step rewards. REINFORCE does \
              not improve much within ten times the episodes under any schedule here, dense included, so this \
              suite cannot separate the effect of sparsity on it from its slow start; measured while building it \
-             (600 episodes, 6 seeds, not part of this suite), its mean gains were of 4.2 with dense rewards, 3.2 with Sparse-25 and 0.4 with \
+             (600 episodes, 6 seeds, not part of this suite), its mean gains were 4.2 with dense rewards, 3.2 with Sparse-25 and 0.4 with \
              Delay-10. Among the black-box methods the differences are mostly within 2 SE at this budget (100 \
              episodes for about 400 parameters, 5 seeds): the paper's advantage of the learned structure over \
              full-kernel GP-UCB is not reproduced clearly here. The ablation rows show that the smaller \
