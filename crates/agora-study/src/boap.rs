@@ -271,8 +271,6 @@ pub fn reproduce(
     progress: bool,
     extra: Vec<Task>,
 ) -> Result<Vec<BoapRun>> {
-    use indicatif::{ProgressBar, ProgressStyle};
-    use rayon::prelude::*;
     let seeds: Vec<u64> = if quick {
         (0..3).collect()
     } else {
@@ -293,25 +291,11 @@ pub fn reproduce(
             usize::from(!m.uses_expert()),
         )
     });
-    let bar = if progress {
-        ProgressBar::new(all.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("boap {bar:40} {pos}/{len} runs [{elapsed_precise} < {eta}]")
-            .expect("valid template"),
-    );
     let t0 = std::time::Instant::now();
-    let runs: Vec<BoapRun> = all
-        .par_iter()
-        .map(|&(ti, setting, m, s)| {
-            let r = run_one(&task_list[ti], setting, m, s);
-            bar.inc(1);
-            r
-        })
-        .collect::<Result<_>>()?;
-    bar.finish_and_clear();
+    let runs: Vec<BoapRun> =
+        crate::report::run_parallel("boap", &all, progress, |&(ti, setting, m, s)| {
+            run_one(&task_list[ti], setting, m, s)
+        })?;
     let wall = t0.elapsed().as_secs_f64();
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::invalid("out", format!("cannot create {}: {e}", dir.display())))?;

@@ -470,8 +470,6 @@ pub fn budget(quick: bool) -> Budget {
 
 /// Run the suite and write runs, plots and the report into `dir`.
 pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<()> {
-    use indicatif::{ProgressBar, ProgressStyle};
-    use rayon::prelude::*;
     let b = budget(quick);
     let exps = experiments(quick)?;
     let mut jobs = Vec::new();
@@ -484,25 +482,11 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<(
     }
     // Model-based jobs first (they are the slow ones).
     jobs.sort_by_key(|(_, m, _)| usize::from(matches!(*m, "random" | "cma-es" | "reinforce")));
-    let bar = if progress {
-        ProgressBar::new(jobs.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("dsbo {bar:40} {pos}/{len} runs [{elapsed_precise} < {eta}]")
-            .expect("valid template"),
-    );
     let t0 = std::time::Instant::now();
-    let runs: Vec<DsboRun> = jobs
-        .par_iter()
-        .map(|&(ei, m, s)| {
-            let r = run_one(&exps[ei], m, s, &b);
-            bar.inc(1);
-            r
-        })
-        .collect::<Result<_>>()?;
-    bar.finish_and_clear();
+    let runs: Vec<DsboRun> =
+        crate::report::run_parallel("dsbo", &jobs, progress, |&(ei, m, s)| {
+            run_one(&exps[ei], m, s, &b)
+        })?;
     let t_runs = t0.elapsed().as_secs_f64();
     let (dim, t0s, functions) = if quick {
         (8, vec![1, 4, 16], 10)

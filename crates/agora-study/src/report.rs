@@ -298,6 +298,39 @@ pub fn plot_regret(path: &Path, title: &str, summaries: &[&Summary]) -> Result<(
     Ok(())
 }
 
+/// Run `job` over `jobs` in parallel (rayon) with a progress bar labelled `label` (hidden
+/// unless `progress`); results keep the jobs' order, and the first error wins.
+pub fn run_parallel<J, R, F>(label: &str, jobs: &[J], progress: bool, job: F) -> Result<Vec<R>>
+where
+    J: Sync,
+    R: Send,
+    F: Fn(&J) -> Result<R> + Sync,
+{
+    use indicatif::{ProgressBar, ProgressStyle};
+    use rayon::prelude::*;
+    let bar = if progress {
+        ProgressBar::new(jobs.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{label} {{bar:40}} {{pos}}/{{len}} runs [{{elapsed_precise}} < {{eta}}]"
+        ))
+        .expect("valid template"),
+    );
+    let out = jobs
+        .par_iter()
+        .map(|j| {
+            let r = job(j);
+            bar.inc(1);
+            r
+        })
+        .collect::<Result<Vec<R>>>();
+    bar.finish_and_clear();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

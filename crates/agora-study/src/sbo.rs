@@ -221,8 +221,6 @@ pub fn rounds(quick: bool) -> usize {
 
 /// Run every method × task × seed (parallel, progress bar) and write the report into `dir`.
 pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<Vec<SboRun>> {
-    use indicatif::{ProgressBar, ProgressStyle};
-    use rayon::prelude::*;
     let seeds: Vec<u64> = if quick {
         (0..2).collect()
     } else {
@@ -243,25 +241,10 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
     }
     // Expensive jobs first, so the tail of the run stays parallel.
     jobs.sort_by_key(|(ti, v, _)| (usize::from(v.name() != "sbo"), task_list[*ti].agents == 2));
-    let bar = if progress {
-        ProgressBar::new(jobs.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("sbo {bar:40} {pos}/{len} runs [{elapsed_precise} < {eta}]")
-            .expect("valid template"),
-    );
     let t0 = std::time::Instant::now();
-    let runs: Vec<SboRun> = jobs
-        .par_iter()
-        .map(|(ti, v, s)| {
-            let r = run_one(&task_list[*ti], v.clone(), *s, t_rounds);
-            bar.inc(1);
-            r
-        })
-        .collect::<Result<_>>()?;
-    bar.finish_and_clear();
+    let runs: Vec<SboRun> = crate::report::run_parallel("sbo", &jobs, progress, |(ti, v, s)| {
+        run_one(&task_list[*ti], v.clone(), *s, t_rounds)
+    })?;
     let wall = t0.elapsed().as_secs_f64();
     std::fs::create_dir_all(dir).map_err(|e| {
         agora_core::Error::invalid("out", format!("cannot create {}: {e}", dir.display()))
@@ -542,8 +525,6 @@ pub fn gp_rounds(quick: bool) -> usize {
 /// The GP variant (App. F.1) against GP-UCB and MT-GP-UCB on every task (App. H.3):
 /// runs, plots and the report's section (returned as markdown).
 pub fn reproduce_gp(quick: bool, dir: &std::path::Path, progress: bool) -> Result<String> {
-    use indicatif::{ProgressBar, ProgressStyle};
-    use rayon::prelude::*;
     let seeds: Vec<u64> = if quick {
         (0..2).collect()
     } else {
@@ -562,27 +543,11 @@ pub fn reproduce_gp(quick: bool, dir: &std::path::Path, progress: bool) -> Resul
             }
         }
     }
-    let bar = if progress {
-        ProgressBar::new(jobs.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "sbo-gp {bar:40} {pos}/{len} runs [{elapsed_precise} < {eta}]",
-        )
-        .expect("valid template"),
-    );
     let t0 = std::time::Instant::now();
-    let runs: Vec<SboRun> = jobs
-        .par_iter()
-        .map(|&(ti, v, s)| {
-            let r = run_gp_one(&task_list[ti], v, s, t_rounds);
-            bar.inc(1);
-            r
-        })
-        .collect::<Result<_>>()?;
-    bar.finish_and_clear();
+    let runs: Vec<SboRun> =
+        crate::report::run_parallel("sbo-gp", &jobs, progress, |&(ti, v, s)| {
+            run_gp_one(&task_list[ti], v, s, t_rounds)
+        })?;
     let wall = t0.elapsed().as_secs_f64();
     let json = serde_json::to_string_pretty(&runs)
         .map_err(|e| agora_core::Error::Numerical(e.to_string()))?;
