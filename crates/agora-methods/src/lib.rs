@@ -11,6 +11,7 @@ pub mod cbo;
 pub mod cbo_graph;
 pub mod discrete;
 pub mod dsbo;
+pub mod group;
 mod history;
 pub mod hpbo;
 pub mod pbo;
@@ -22,6 +23,7 @@ pub use boap::{Arm, ArmRule, Boap, BoapConfig, BoapRecord, BoapVariant};
 pub use cbo::{Cbo, CboConfig, CboScoring, FixedGp};
 pub use cbo_graph::{Graph, GraphCbo, GraphCboConfig, GraphScoring, GraphSearch};
 pub use dsbo::{BlackBoxOptimizer, Dsbo, DsboConfig, Trace};
+pub use group::GroupPbo;
 pub use history::History;
 pub use hpbo::{Bandwidth, Hpbo, HpboConfig};
 pub use pbo::{PairRule, Pbo, PboConfig};
@@ -68,6 +70,13 @@ pub trait Strategy: Send + std::fmt::Debug {
     fn recommend(&self) -> Option<(Point, f64)>;
     /// Number of answered queries.
     fn n_answered(&self) -> usize;
+    /// The model's current belief about the objective (the latent utility for preference
+    /// learners) at unit-cube points: posterior mean and standard deviation at each. `None`
+    /// when the strategy has no model yet, or none that predicts at arbitrary points.
+    fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+        let _ = points;
+        None
+    }
 }
 
 /// The query point of an option: its index in a finite candidate set (matched by features),

@@ -265,6 +265,14 @@ impl Strategy for Pbo {
         self.refit()
     }
 
+    fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+        let gp = self.gp.as_ref()?;
+        let d = self.space.dim();
+        let xs = agora_gp::rows_to_mat("points", points, d).ok()?;
+        let (m, v) = gp.predict(xs.as_ref()).ok()?;
+        Some(m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect())
+    }
+
     fn recommend(&self) -> Option<(Point, f64)> {
         let gp = self.gp.as_ref()?;
         // The compared point with the largest posterior mean (= MAP utility at the data).

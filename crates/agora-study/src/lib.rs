@@ -11,6 +11,7 @@ pub mod boap;
 pub mod cbo;
 pub mod dsbo;
 pub mod hpbo;
+pub mod live;
 pub mod png;
 pub mod report;
 pub mod runner;

@@ -1,0 +1,237 @@
+//! A group decides by show of hands: preferential BO where every member votes publicly on
+//! each pair and the majority's choice is the comparison the preference model learns from.
+//!
+//! This is the plain baseline a facilitator reaches for before Social BO: it ignores social
+//! influence (a public majority is taken at face value) and asks nothing privately. It is
+//! cheap at any group size, so it is also what agora's load tests run with 50 voters.
+//!
+//! A strict majority of the votes cast (abstentions excluded) picks the winner; an even
+//! split, or no votes at all, is a tie ("can't tell"), which the inner [`Pbo`] counts
+//! without learning from it.
+
+use crate::{Pbo, PboConfig, Strategy};
+use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
+
+/// Majority-vote preferential BO over a named group.
+#[derive(Debug)]
+pub struct GroupPbo {
+    inner: Pbo,
+    agents: Vec<String>,
+    open: Option<Query>,
+}
+
+impl GroupPbo {
+    /// A group of `agents` (at least one, distinct names) choosing pairs by `cfg`'s rule.
+    pub fn new(space: Space, cfg: PboConfig, agents: Vec<String>, seed: u64) -> Result<Self> {
+        if agents.is_empty() {
+            return Err(Error::invalid(
+                "agents",
+                "a group vote needs at least one agent",
+            ));
+        }
+        for (i, a) in agents.iter().enumerate() {
+            if agents[..i].contains(a) {
+                return Err(Error::invalid(
+                    "agents",
+                    format!("agent names must be distinct; {a:?} appears twice"),
+                ));
+            }
+        }
+        Ok(GroupPbo {
+            inner: Pbo::new(space, cfg, seed)?,
+            agents,
+            open: None,
+        })
+    }
+
+    /// The inner preference learner.
+    pub fn inner(&self) -> &Pbo {
+        &self.inner
+    }
+
+    /// The majority's choice among `n_options` from `votes` (None: a tie or no votes).
+    pub fn majority(votes: &[Option<usize>], n_options: usize) -> Option<usize> {
+        let mut counts = vec![0usize; n_options];
+        for w in votes.iter().flatten() {
+            if let Some(c) = counts.get_mut(*w) {
+                *c += 1;
+            }
+        }
+        let top = *counts.iter().max()?;
+        let mut leaders = counts.iter().enumerate().filter(|(_, c)| **c == top);
+        let first = leaders.next()?;
+        if top == 0 || leaders.next().is_some() {
+            None
+        } else {
+            Some(first.0)
+        }
+    }
+}
+
+impl Strategy for GroupPbo {
+    fn name(&self) -> String {
+        format!("group-{}", self.inner.name())
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        if let Some(q) = &self.open {
+            return Ok(q.clone());
+        }
+        let q = self.inner.ask()?;
+        let QueryKind::Compare { points, .. } = q.kind else {
+            return Err(Error::State(
+                "the inner preference learner asked something other than a comparison".into(),
+            ));
+        };
+        let q = Query {
+            id: q.id,
+            kind: QueryKind::GroupVote {
+                points,
+                channel: Channel::Public,
+                agents: self.agents.clone(),
+            },
+        };
+        self.open = Some(q.clone());
+        Ok(q)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        let Some(q) = self.open.clone() else {
+            return Err(Error::State("no open query: call ask before tell".into()));
+        };
+        answer.check_against(&q)?;
+        let (AnswerKind::Votes { votes }, QueryKind::GroupVote { points, .. }) =
+            (&answer.kind, &q.kind)
+        else {
+            return Err(Error::invalid(
+                "answer",
+                "a group vote needs `votes` (one winner index or null per agent)",
+            ));
+        };
+        let kind = match Self::majority(votes, points.len()) {
+            Some(winner) => AnswerKind::Choice {
+                winner,
+                rater: Some("majority".into()),
+            },
+            None => AnswerKind::Tie {
+                rater: Some("majority".into()),
+            },
+        };
+        self.inner.tell(&Answer {
+            query_id: q.id,
+            kind,
+        })?;
+        self.open = None;
+        Ok(())
+    }
+
+    fn recommend(&self) -> Option<(Point, f64)> {
+        self.inner.recommend()
+    }
+
+    fn n_answered(&self) -> usize {
+        self.inner.n_answered()
+    }
+
+    fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+        self.inner.belief(points)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PairRule;
+
+    #[test]
+    fn majority_counts_votes_and_splits_are_ties() {
+        assert_eq!(GroupPbo::majority(&[Some(0), Some(1), Some(0)], 2), Some(0));
+        assert_eq!(GroupPbo::majority(&[Some(1), None, None], 2), Some(1));
+        assert_eq!(GroupPbo::majority(&[Some(0), Some(1)], 2), None);
+        assert_eq!(GroupPbo::majority(&[None, None], 2), None);
+        assert_eq!(GroupPbo::majority(&[], 2), None);
+    }
+
+    #[test]
+    fn a_group_finds_the_majoritys_optimum_and_replays_exactly() {
+        let space = Space::reals(&[(0.0, 1.0)]).unwrap();
+        let agents: Vec<String> = (0..5).map(|i| format!("p{i}")).collect();
+        // Voter i prefers points near c_i; the median ideal is 0.5.
+        let ideals = [0.2, 0.4, 0.5, 0.6, 0.9];
+        let run = |n: usize| {
+            let mut s = GroupPbo::new(
+                space.clone(),
+                PboConfig::new(PairRule::Eubo),
+                agents.clone(),
+                3,
+            )
+            .unwrap();
+            let mut asked = Vec::new();
+            for _ in 0..n {
+                let q = s.ask().unwrap();
+                let QueryKind::GroupVote { points, .. } = &q.kind else {
+                    panic!("not a group vote: {q:?}")
+                };
+                let x: Vec<f64> = points
+                    .iter()
+                    .map(|p| match p {
+                        Point::Unit(u) => u[0],
+                        Point::Index(_) => unreachable!(),
+                    })
+                    .collect();
+                let votes = ideals
+                    .iter()
+                    .map(|c| Some(usize::from((x[1] - c).abs() < (x[0] - c).abs())))
+                    .collect();
+                s.tell(&Answer {
+                    query_id: q.id,
+                    kind: AnswerKind::Votes { votes },
+                })
+                .unwrap();
+                asked.push(q);
+            }
+            (s, asked)
+        };
+        let (s, a1) = run(20);
+        let (_, a2) = run(20);
+        assert_eq!(a1, a2, "same seed and votes, same queries");
+        let Some((Point::Unit(x), _)) = s.recommend() else {
+            panic!("no recommendation")
+        };
+        // Single-peaked voters: the majority winner of any pair is the median voter's
+        // choice, so the group's optimum is the median ideal 0.5.
+        assert!((x[0] - 0.5).abs() < 0.1, "recommended {x:?}");
+    }
+
+    #[test]
+    fn bad_votes_are_named_and_change_nothing() {
+        let space = Space::reals(&[(0.0, 1.0)]).unwrap();
+        let mut s = GroupPbo::new(
+            space,
+            PboConfig::new(PairRule::Eubo),
+            vec!["a".into(), "b".into()],
+            0,
+        )
+        .unwrap();
+        let q = s.ask().unwrap();
+        let bad = Answer {
+            query_id: q.id,
+            kind: AnswerKind::Votes {
+                votes: vec![Some(0), Some(2)],
+            },
+        };
+        let e = s.tell(&bad).unwrap_err().to_string();
+        assert!(e.contains("votes[1]"), "{e}");
+        assert_eq!(s.ask().unwrap(), q);
+        assert_eq!(s.n_answered(), 0);
+        let e = GroupPbo::new(
+            Space::reals(&[(0.0, 1.0)]).unwrap(),
+            PboConfig::new(PairRule::Eubo),
+            vec![],
+            0,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("agents"), "{e}");
+    }
+}

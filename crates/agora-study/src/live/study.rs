@@ -1,0 +1,1026 @@
+//! A study being run with people: its strategy, rebuilt from the log, and the operations
+//! the CLI and the server share (ask, ballot, tell, close, status, best, export).
+//!
+//! **Exact resume.** The strategy is a deterministic function of (spec, answers). Opening a
+//! study replays its log into a fresh strategy: every stored query is asked again and must
+//! come out bit for bit the same (a mismatch is an error naming the event, so a study is
+//! never silently continued by a different agora), and every stored answer is told again.
+//! The next proposal after a restart is therefore the one an uninterrupted process makes.
+//!
+//! **Durability.** A ballot or answer is acknowledged only after its event is committed.
+//! When a ballot completes a group query, the ballot and the assembled answer are committed
+//! together; the next query is computed afterwards and stored as its own event (a crash in
+//! between is repaired on open by asking again, which gives the same query).
+
+use super::spec::StudySpec;
+use super::store::{Ballot, Event, EventKind, Store, StoreError, StoredStudy, new_token, now_ms};
+use agora_core::{
+    Answer, AnswerKind, Channel, Error, Param, ParamValue, Point, Query, QueryKind, Space,
+};
+use agora_methods::Strategy;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Errors of live-study operations.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    /// Bad input (field named, allowed values said) or a state the operation does not fit.
+    #[error(transparent)]
+    Input(#[from] Error),
+    /// The store failed or refused.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The answer is for a query that is not open.
+    #[error("{0}")]
+    NotPending(String),
+    /// The caller may not do this.
+    #[error("{0}")]
+    Forbidden(String),
+    /// Replaying the log did not reproduce it.
+    #[error("{0}")]
+    Diverged(String),
+}
+
+/// Result of live-study operations.
+pub type StudyResult<T> = std::result::Result<T, StudyError>;
+
+/// Who is acting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Actor {
+    /// Whoever holds the study file (the CLI): full access.
+    Owner,
+    /// The facilitator (by token): full access except writing another person's private vote.
+    Facilitator,
+    /// A participant (by token): their own ballots, and public information.
+    Participant(String),
+}
+
+impl Actor {
+    fn sees_private(&self) -> bool {
+        matches!(self, Actor::Owner | Actor::Facilitator)
+    }
+}
+
+/// What a submission did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Stored; the query is still waiting for other ballots.
+    Recorded,
+    /// The same ballot or answer was stored before; nothing changed.
+    Duplicate,
+    /// Stored, and the query is answered; the strategy has moved on.
+    Answered,
+}
+
+/// One option of a query, in the people's units.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OptionView {
+    /// The option as the strategy proposed it.
+    pub point: Point,
+    /// Its label (candidate name, or `A`, `B`, ...).
+    pub label: String,
+    /// Parameter names and values in user units.
+    pub params: Vec<(String, ParamValue)>,
+}
+
+/// The open query, as a person sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PendingView {
+    /// The query id to answer.
+    pub query_id: u64,
+    /// `compare`, `evaluate`, `group_vote`, `group_rate`.
+    pub kind: &'static str,
+    /// For group queries: `public` or `private`.
+    pub channel: Option<Channel>,
+    /// For comparisons by an expert: the property compared; for others, the rater named.
+    pub rater: Option<String>,
+    /// The options shown.
+    pub options: Vec<OptionView>,
+    /// Who is asked (group queries: participants in ballot order).
+    pub asked: Vec<String>,
+    /// Who has cast a ballot so far.
+    pub voted: Vec<String>,
+    /// The ballots the viewer may see (all for the facilitator; public ones and their own
+    /// for a participant).
+    pub ballots: BTreeMap<String, Ballot>,
+    /// One-line instruction for a person.
+    pub prompt: String,
+}
+
+/// The recommendation so far.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recommendation {
+    /// The option.
+    pub option: OptionView,
+    /// The strategy's value for it (best observed value, posterior utility, or welfare).
+    pub value: f64,
+    /// Posterior mean and standard deviation of the model at the option, where the model
+    /// predicts at arbitrary points.
+    pub belief: Option<(f64, f64)>,
+}
+
+/// A study's state at a glance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Status {
+    /// Study name.
+    pub study: String,
+    /// What it optimizes.
+    pub description: String,
+    /// The method (spec name) and the strategy's own name.
+    pub method: String,
+    /// Participants.
+    pub participants: Vec<String>,
+    /// Queries answered.
+    pub answered: usize,
+    /// Group queries answered on each channel (public, private).
+    pub public_rounds: usize,
+    /// Private rounds answered.
+    pub private_rounds: usize,
+    /// Events in the log.
+    pub events: u64,
+    /// The open query.
+    pub pending: Option<PendingView>,
+    /// The recommendation so far.
+    pub recommendation: Option<Recommendation>,
+}
+
+/// A study with its strategy in memory.
+pub struct LiveStudy {
+    store: Arc<dyn Store>,
+    stored: StoredStudy,
+    strategy: Box<dyn Strategy>,
+    /// Events applied so far (= next sequence number).
+    next_seq: u64,
+    pending: Option<Query>,
+    /// Ballots on the pending query, by participant position.
+    ballots: BTreeMap<usize, Ballot>,
+    /// Every ballot ever cast, by (query id, participant position): for idempotent retries.
+    history: BTreeMap<(u64, usize), Ballot>,
+    /// Every answer, by query id.
+    answers: BTreeMap<u64, Answer>,
+    /// Channel of every answered group query, in order.
+    channels: Vec<Channel>,
+}
+
+impl std::fmt::Debug for LiveStudy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveStudy")
+            .field("study", &self.stored.spec.name)
+            .field("next_seq", &self.next_seq)
+            .finish()
+    }
+}
+
+impl LiveStudy {
+    /// Create and store a study; its first query is computed and stored.
+    pub fn create(store: Arc<dyn Store>, spec: StudySpec) -> StudyResult<LiveStudy> {
+        spec.validate()?;
+        let stored = StoredStudy {
+            participant_tokens: spec.participants.iter().map(|_| new_token()).collect(),
+            facilitator_token: new_token(),
+            created_ms: now_ms(),
+            spec,
+        };
+        if stored.facilitator_token.is_empty()
+            || stored.participant_tokens.iter().any(String::is_empty)
+        {
+            return Err(StudyError::Input(Error::State(
+                "the operating system's random generator failed; cannot make tokens".into(),
+            )));
+        }
+        store.create(&stored)?;
+        let mut s = LiveStudy::from_stored(store, stored)?;
+        s.advance()?;
+        Ok(s)
+    }
+
+    /// Open a stored study, replaying its log (exact resume).
+    pub fn open(store: Arc<dyn Store>, name: &str) -> StudyResult<LiveStudy> {
+        let stored = store.study(name)?;
+        let mut s = LiveStudy::from_stored(store, stored)?;
+        s.sync()?;
+        s.advance()?;
+        Ok(s)
+    }
+
+    fn from_stored(store: Arc<dyn Store>, stored: StoredStudy) -> StudyResult<LiveStudy> {
+        let strategy = stored.spec.build()?;
+        Ok(LiveStudy {
+            store,
+            stored,
+            strategy,
+            next_seq: 0,
+            pending: None,
+            ballots: BTreeMap::new(),
+            history: BTreeMap::new(),
+            answers: BTreeMap::new(),
+            channels: Vec::new(),
+        })
+    }
+
+    /// The study's definition.
+    pub fn spec(&self) -> &StudySpec {
+        &self.stored.spec
+    }
+
+    /// The study's stored record (with tokens).
+    pub fn stored(&self) -> &StoredStudy {
+        &self.stored
+    }
+
+    /// The open query, if any.
+    pub fn pending(&self) -> Option<&Query> {
+        self.pending.as_ref()
+    }
+
+    /// The strategy (read-only).
+    pub fn strategy(&self) -> &dyn Strategy {
+        self.strategy.as_ref()
+    }
+
+    /// Number of events applied.
+    pub fn seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Which actor a token belongs to.
+    pub fn actor_for_token(&self, token: &str) -> Option<Actor> {
+        if constant_time_eq(token, &self.stored.facilitator_token) {
+            return Some(Actor::Facilitator);
+        }
+        self.stored
+            .participant_tokens
+            .iter()
+            .position(|t| constant_time_eq(token, t))
+            .map(|i| Actor::Participant(self.stored.spec.participants[i].clone()))
+    }
+
+    /// Apply events other processes appended since this one last looked.
+    pub fn sync(&mut self) -> StudyResult<()> {
+        let events = self.store.events(&self.stored.spec.name, self.next_seq)?;
+        for e in events {
+            self.apply(e)?;
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, e: Event) -> StudyResult<()> {
+        if e.seq != self.next_seq {
+            return Err(StudyError::Diverged(format!(
+                "event {} found where event {} was expected",
+                e.seq, self.next_seq
+            )));
+        }
+        match e.kind {
+            EventKind::Asked { query } => {
+                let q = self.strategy.ask()?;
+                if q != query {
+                    return Err(StudyError::Diverged(format!(
+                        "replaying study `{}` diverged at event {}: the log has query {} as {}, \
+                         but this agora asks {}. The study was made by a different agora version; \
+                         open it with that version or export it",
+                        self.stored.spec.name,
+                        e.seq,
+                        query.id,
+                        serde_json::to_string(&query).unwrap_or_default(),
+                        serde_json::to_string(&q).unwrap_or_default()
+                    )));
+                }
+                self.pending = Some(q);
+                self.ballots.clear();
+            }
+            EventKind::Ballot {
+                query_id,
+                participant,
+                ballot,
+            } => {
+                let k = self.position(&participant)?;
+                if self.pending.as_ref().map(|q| q.id) == Some(query_id) {
+                    self.ballots.insert(k, ballot.clone());
+                }
+                self.history.insert((query_id, k), ballot);
+            }
+            EventKind::Answered { answer, .. } => {
+                let q = self.pending.take().ok_or_else(|| {
+                    StudyError::Diverged(format!("event {} answers with no open query", e.seq))
+                })?;
+                self.strategy.tell(&answer)?;
+                if let QueryKind::GroupVote { channel, .. } | QueryKind::GroupRate { channel, .. } =
+                    &q.kind
+                {
+                    self.channels.push(*channel);
+                }
+                self.answers.insert(answer.query_id, answer);
+                self.ballots.clear();
+            }
+        }
+        self.next_seq += 1;
+        Ok(())
+    }
+
+    fn position(&self, participant: &str) -> StudyResult<usize> {
+        self.stored
+            .spec
+            .participants
+            .iter()
+            .position(|p| p == participant)
+            .ok_or_else(|| {
+                StudyError::Input(Error::unknown(
+                    "participant",
+                    participant,
+                    &self.stored.spec.participants,
+                ))
+            })
+    }
+
+    /// Append events, applying them; on a conflict, catch up and report it.
+    fn append(&mut self, kinds: Vec<EventKind>) -> StudyResult<()> {
+        match self
+            .store
+            .append(&self.stored.spec.name, self.next_seq, &kinds)
+        {
+            Ok(events) => {
+                for e in events {
+                    self.apply(e)?;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.sync()?;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// If nothing is open, ask the strategy and store the query.
+    pub fn advance(&mut self) -> StudyResult<()> {
+        if self.pending.is_some() {
+            return Ok(());
+        }
+        // Ask on the strategy first (deterministic), then store; apply() asks again, which
+        // returns the same open query.
+        let q = self.strategy.ask()?;
+        match self.store.append(
+            &self.stored.spec.name,
+            self.next_seq,
+            &[EventKind::Asked { query: q.clone() }],
+        ) {
+            Ok(_) => {
+                self.pending = Some(q);
+                self.ballots.clear();
+                self.next_seq += 1;
+                Ok(())
+            }
+            Err(StoreError::Conflict { .. }) => {
+                // Another process stored the next query first: it is the same one.
+                self.sync()
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn closed_message(&self, query_id: u64) -> String {
+        let open = match &self.pending {
+            Some(q) => format!("the open query is {}", q.id),
+            None => "no query is open".into(),
+        };
+        if self.answers.contains_key(&query_id) {
+            format!("query {query_id} is closed: it was already answered; {open}")
+        } else {
+            format!("query {query_id} is not open; {open}")
+        }
+    }
+
+    /// A participant's ballot on the open group query. A ballot that completes the query
+    /// answers it (ballot and answer committed together) and the next query is asked.
+    pub fn ballot(
+        &mut self,
+        actor: &Actor,
+        query_id: u64,
+        participant: &str,
+        ballot: Ballot,
+    ) -> StudyResult<Outcome> {
+        self.sync()?;
+        let k = self.position(participant)?;
+        if let Actor::Participant(me) = actor
+            && me != participant
+        {
+            return Err(StudyError::Forbidden(format!(
+                "participant {me:?} cannot vote for {participant:?}"
+            )));
+        }
+        if self.history.get(&(query_id, k)) == Some(&ballot) {
+            return Ok(Outcome::Duplicate);
+        }
+        let q = match &self.pending {
+            Some(q) if q.id == query_id => q.clone(),
+            _ => return Err(StudyError::NotPending(self.closed_message(query_id))),
+        };
+        let (agents, channel) = match &q.kind {
+            QueryKind::GroupVote {
+                points,
+                channel,
+                agents,
+            } => {
+                match &ballot {
+                    Ballot::Vote { choice: Some(c) } if *c >= points.len() => {
+                        return Err(Error::invalid(
+                            "choice",
+                            format!(
+                                "must be one of the {} options (0..{}) or null for can't tell; got {c}",
+                                points.len(),
+                                points.len()
+                            ),
+                        )
+                        .into());
+                    }
+                    Ballot::Vote { .. } => {}
+                    Ballot::Rating { .. } => {
+                        return Err(Error::invalid(
+                            "ballot",
+                            "this query is a vote on a pair: send a vote (choice), not a rating",
+                        )
+                        .into());
+                    }
+                }
+                (agents.len(), *channel)
+            }
+            QueryKind::GroupRate {
+                channel, agents, ..
+            } => {
+                match &ballot {
+                    Ballot::Rating { value } => agora_core::check_finite("value", *value)?,
+                    Ballot::Vote { .. } => {
+                        return Err(Error::invalid(
+                            "ballot",
+                            "this query asks for a rating of one option: send a value, not a vote",
+                        )
+                        .into());
+                    }
+                }
+                (agents.len(), *channel)
+            }
+            _ => {
+                return Err(Error::invalid(
+                    "ballot",
+                    "the open query is not a group query; answer it with `tell`",
+                )
+                .into());
+            }
+        };
+        if k >= agents {
+            return Err(Error::invalid(
+                "participant",
+                format!("{participant:?} is not asked in this query"),
+            )
+            .into());
+        }
+        if channel == Channel::Private && *actor != Actor::Owner {
+            match actor {
+                Actor::Participant(me) if me == participant => {}
+                _ => {
+                    return Err(StudyError::Forbidden(format!(
+                        "a private vote can be cast only by {participant:?} with their own token"
+                    )));
+                }
+            }
+        }
+        let mut ballots = self.ballots.clone();
+        ballots.insert(k, ballot.clone());
+        let mut kinds = vec![EventKind::Ballot {
+            query_id,
+            participant: participant.to_string(),
+            ballot,
+        }];
+        if ballots.len() == agents {
+            let answer = assemble(&q, &ballots, agents)?;
+            kinds.push(EventKind::Answered {
+                answer,
+                by: Some("ballots".into()),
+            });
+        }
+        let complete = kinds.len() == 2;
+        self.append(kinds)?;
+        if complete {
+            self.advance()?;
+            Ok(Outcome::Answered)
+        } else {
+            Ok(Outcome::Recorded)
+        }
+    }
+
+    /// Close the open group vote with the ballots cast: the missing ones count as "can't
+    /// tell". (A rating round cannot be closed early: every rating is needed.)
+    pub fn close(&mut self, actor: &Actor, query_id: u64) -> StudyResult<Outcome> {
+        self.sync()?;
+        if matches!(actor, Actor::Participant(_)) {
+            return Err(StudyError::Forbidden(
+                "only the facilitator can close a round".into(),
+            ));
+        }
+        if self.answers.contains_key(&query_id) {
+            return Ok(Outcome::Duplicate);
+        }
+        let q = match &self.pending {
+            Some(q) if q.id == query_id => q.clone(),
+            _ => return Err(StudyError::NotPending(self.closed_message(query_id))),
+        };
+        let QueryKind::GroupVote { agents, .. } = &q.kind else {
+            return Err(Error::invalid(
+                "query",
+                "only a group vote can be closed early (missing votes count as can't tell)",
+            )
+            .into());
+        };
+        let mut ballots = self.ballots.clone();
+        for k in 0..agents.len() {
+            ballots.entry(k).or_insert(Ballot::Vote { choice: None });
+        }
+        let answer = assemble(&q, &ballots, agents.len())?;
+        self.append(vec![EventKind::Answered {
+            answer,
+            by: Some("facilitator".into()),
+        }])?;
+        self.advance()?;
+        Ok(Outcome::Answered)
+    }
+
+    /// A complete answer to the open query (comparisons, evaluations, or all of a group's
+    /// ballots at once). Retrying with the same answer is a no-op.
+    pub fn tell(&mut self, actor: &Actor, answer: Answer) -> StudyResult<Outcome> {
+        self.sync()?;
+        if let Some(prev) = self.answers.get(&answer.query_id) {
+            return if *prev == answer {
+                Ok(Outcome::Duplicate)
+            } else {
+                Err(StudyError::NotPending(self.closed_message(answer.query_id)))
+            };
+        }
+        let q = match &self.pending {
+            Some(q) if q.id == answer.query_id => q.clone(),
+            _ => return Err(StudyError::NotPending(self.closed_message(answer.query_id))),
+        };
+        answer.check_against(&q)?;
+        match (&q.kind, actor) {
+            (_, Actor::Owner) => {}
+            (QueryKind::GroupVote { channel, .. } | QueryKind::GroupRate { channel, .. }, _)
+                if *channel == Channel::Private =>
+            {
+                return Err(StudyError::Forbidden(
+                    "private votes are cast one by one, each with its participant's token".into(),
+                ));
+            }
+            (_, Actor::Participant(me))
+                if !matches!(
+                    q.kind,
+                    QueryKind::Compare { .. } | QueryKind::Evaluate { .. }
+                ) =>
+            {
+                return Err(StudyError::Forbidden(format!(
+                    "participant {me:?} answers group queries with their own ballot"
+                )));
+            }
+            _ => {}
+        }
+        let by = match actor {
+            Actor::Owner => None,
+            Actor::Facilitator => Some("facilitator".to_string()),
+            Actor::Participant(p) => Some(p.clone()),
+        };
+        self.append(vec![EventKind::Answered { answer, by }])?;
+        self.advance()?;
+        Ok(Outcome::Answered)
+    }
+
+    /// The options of a query in user units.
+    pub fn options(&self, points: &[Point]) -> Vec<OptionView> {
+        points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| option_view(&self.stored.spec.space, p, i))
+            .collect()
+    }
+
+    /// The open query as `actor` may see it.
+    pub fn pending_view(&self, actor: &Actor) -> Option<PendingView> {
+        let q = self.pending.as_ref()?;
+        let participants = &self.stored.spec.participants;
+        let name = |k: usize| {
+            participants
+                .get(k)
+                .cloned()
+                .unwrap_or_else(|| format!("#{k}"))
+        };
+        let (kind, channel, rater, points, asked): (_, _, _, Vec<Point>, Vec<String>) =
+            match &q.kind {
+                QueryKind::Compare { points, rater } => (
+                    "compare",
+                    None,
+                    rater.clone().or_else(|| participants.first().cloned()),
+                    points.clone(),
+                    vec![],
+                ),
+                QueryKind::Evaluate { points } => ("evaluate", None, None, points.clone(), vec![]),
+                QueryKind::GroupVote {
+                    points,
+                    channel,
+                    agents,
+                } => (
+                    "group_vote",
+                    Some(*channel),
+                    None,
+                    points.clone(),
+                    (0..agents.len()).map(name).collect(),
+                ),
+                QueryKind::GroupRate {
+                    point,
+                    channel,
+                    agents,
+                } => (
+                    "group_rate",
+                    Some(*channel),
+                    None,
+                    vec![point.clone()],
+                    (0..agents.len()).map(name).collect(),
+                ),
+                _ => ("unknown", None, None, vec![], vec![]),
+            };
+        let voted: Vec<String> = self.ballots.keys().map(|k| name(*k)).collect();
+        let ballots = self
+            .ballots
+            .iter()
+            .filter(|(k, _)| {
+                actor.sees_private()
+                    || channel != Some(Channel::Private)
+                    || matches!(actor, Actor::Participant(me) if *me == name(**k))
+            })
+            .map(|(k, b)| (name(*k), b.clone()))
+            .collect();
+        let prompt = match kind {
+            "compare" => match &rater {
+                Some(r) if self.is_property(r) => {
+                    format!("Which option has more {r}? (or can't tell)")
+                }
+                _ => "Which option do you prefer? (or can't tell)".to_string(),
+            },
+            "evaluate" => format!(
+                "Measure {} and report the value{} (larger is better)",
+                if points.len() == 1 {
+                    "this option"
+                } else {
+                    "these options"
+                },
+                if points.len() == 1 { "" } else { "s, in order" }
+            ),
+            "group_vote" => format!(
+                "Everyone votes {} on which option they prefer (or can't tell)",
+                if channel == Some(Channel::Private) {
+                    "privately (secret ballot)"
+                } else {
+                    "publicly (show of hands)"
+                }
+            ),
+            "group_rate" => format!(
+                "Everyone rates this option {}",
+                if channel == Some(Channel::Private) {
+                    "privately"
+                } else {
+                    "publicly"
+                }
+            ),
+            _ => "unknown query kind".into(),
+        };
+        Some(PendingView {
+            query_id: q.id,
+            kind,
+            channel,
+            rater,
+            options: self.options(&points),
+            asked,
+            voted,
+            ballots,
+            prompt,
+        })
+    }
+
+    fn is_property(&self, r: &str) -> bool {
+        matches!(&self.stored.spec.method, super::spec::MethodSpec::Boap { properties, .. } if properties.iter().any(|p| p == r))
+    }
+
+    /// The recommendation so far, with the model's belief where it has one.
+    pub fn recommendation(&self) -> Option<Recommendation> {
+        let (p, value) = self.strategy.recommend()?;
+        let belief = match &p {
+            Point::Unit(u) => self
+                .strategy
+                .belief(std::slice::from_ref(u))
+                .and_then(|b| b.first().copied()),
+            Point::Index(i) => match &self.stored.spec.space {
+                Space::Candidates { features, .. } => features
+                    .get(*i)
+                    .and_then(|f| self.strategy.belief(std::slice::from_ref(f)))
+                    .and_then(|b| b.first().copied()),
+                Space::Box { .. } => None,
+            },
+        };
+        let mut option = option_view(&self.stored.spec.space, &p, 0);
+        option.label = "recommended".into();
+        Some(Recommendation {
+            option,
+            value,
+            belief,
+        })
+    }
+
+    /// The study at a glance, as `actor` may see it.
+    pub fn status(&self, actor: &Actor) -> Status {
+        let public = self
+            .channels
+            .iter()
+            .filter(|c| **c == Channel::Public)
+            .count();
+        Status {
+            study: self.stored.spec.name.clone(),
+            description: self.stored.spec.description.clone(),
+            method: format!(
+                "{} ({})",
+                self.stored.spec.method.name(),
+                self.strategy.name()
+            ),
+            participants: self.stored.spec.participants.clone(),
+            answered: self.answers.len(),
+            public_rounds: public,
+            private_rounds: self.channels.len() - public,
+            events: self.next_seq,
+            pending: self.pending_view(actor),
+            recommendation: self.recommendation(),
+        }
+    }
+
+    /// The log as `actor` may see it: participants do not see others' private ballots.
+    pub fn events(&self, actor: &Actor) -> StudyResult<Vec<Event>> {
+        let events = self.store.events(&self.stored.spec.name, 0)?;
+        if actor.sees_private() {
+            return Ok(events);
+        }
+        let private: std::collections::BTreeSet<u64> = events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Asked { query } => match &query.kind {
+                    QueryKind::GroupVote { channel, .. } | QueryKind::GroupRate { channel, .. }
+                        if *channel == Channel::Private =>
+                    {
+                        Some(query.id)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        let me = match actor {
+            Actor::Participant(p) => Some(p.as_str()),
+            _ => None,
+        };
+        Ok(events
+            .into_iter()
+            .filter(|e| match &e.kind {
+                EventKind::Ballot {
+                    query_id,
+                    participant,
+                    ..
+                } => !private.contains(query_id) || Some(participant.as_str()) == me,
+                EventKind::Answered { answer, .. } => !private.contains(&answer.query_id),
+                EventKind::Asked { .. } => true,
+            })
+            .collect())
+    }
+
+    /// The log as CSV: one row per event with the options in user units.
+    pub fn export_csv(&self, actor: &Actor) -> StudyResult<String> {
+        let mut out =
+            String::from("seq,time_utc,event,query_id,participant,channel,options,answer\n");
+        let mut channels: BTreeMap<u64, Channel> = BTreeMap::new();
+        for e in self.events(actor)? {
+            let time = iso_utc(e.at_ms);
+            let (event, qid, who, channel, options, answer) = match &e.kind {
+                EventKind::Asked { query } => {
+                    let (pts, ch): (Vec<Point>, Option<Channel>) = match &query.kind {
+                        QueryKind::Compare { points, .. } | QueryKind::Evaluate { points } => {
+                            (points.clone(), None)
+                        }
+                        QueryKind::GroupVote {
+                            points, channel, ..
+                        } => (points.clone(), Some(*channel)),
+                        QueryKind::GroupRate { point, channel, .. } => {
+                            (vec![point.clone()], Some(*channel))
+                        }
+                        _ => (vec![], None),
+                    };
+                    if let Some(c) = ch {
+                        channels.insert(query.id, c);
+                    }
+                    let opts: Vec<String> = self
+                        .options(&pts)
+                        .iter()
+                        .map(|o| {
+                            o.params
+                                .iter()
+                                .map(|(n, v)| format!("{n}={}", value_text(v)))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        })
+                        .collect();
+                    (
+                        "asked",
+                        query.id,
+                        String::new(),
+                        ch,
+                        opts.join(" | "),
+                        String::new(),
+                    )
+                }
+                EventKind::Ballot {
+                    query_id,
+                    participant,
+                    ballot,
+                } => (
+                    "ballot",
+                    *query_id,
+                    participant.clone(),
+                    channels.get(query_id).copied(),
+                    String::new(),
+                    match ballot {
+                        Ballot::Vote { choice: Some(c) } => format!("option {c}"),
+                        Ballot::Vote { choice: None } => "can't tell".into(),
+                        Ballot::Rating { value } => format!("{value}"),
+                    },
+                ),
+                EventKind::Answered { answer, by } => (
+                    "answered",
+                    answer.query_id,
+                    by.clone().unwrap_or_default(),
+                    channels.get(&answer.query_id).copied(),
+                    String::new(),
+                    serde_json::to_string(&answer.kind).unwrap_or_default(),
+                ),
+            };
+            let ch = match channel {
+                Some(Channel::Public) => "public",
+                Some(Channel::Private) => "private",
+                None => "",
+            };
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{},{}\n",
+                e.seq,
+                time,
+                event,
+                qid,
+                csv_field(&who),
+                ch,
+                csv_field(&options),
+                csv_field(&answer)
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// The complete answer of a group query from one ballot per asked participant.
+fn assemble(q: &Query, ballots: &BTreeMap<usize, Ballot>, n: usize) -> StudyResult<Answer> {
+    let kind = match &q.kind {
+        QueryKind::GroupVote { .. } => AnswerKind::Votes {
+            votes: (0..n)
+                .map(|k| match ballots.get(&k) {
+                    Some(Ballot::Vote { choice }) => *choice,
+                    _ => None,
+                })
+                .collect(),
+        },
+        QueryKind::GroupRate { .. } => AnswerKind::Values {
+            values: (0..n)
+                .map(|k| match ballots.get(&k) {
+                    Some(Ballot::Rating { value }) => Ok(*value),
+                    _ => Err(Error::invalid(
+                        "ballots",
+                        format!("participant #{k} has not rated yet"),
+                    )),
+                })
+                .collect::<agora_core::Result<Vec<f64>>>()?,
+        },
+        _ => {
+            return Err(Error::invalid("query", "not a group query").into());
+        }
+    };
+    let a = Answer {
+        query_id: q.id,
+        kind,
+    };
+    a.check_against(q)?;
+    Ok(a)
+}
+
+fn option_view(space: &Space, p: &Point, i: usize) -> OptionView {
+    let letter = |i: usize| {
+        if i < 26 {
+            ((b'A' + i as u8) as char).to_string()
+        } else {
+            format!("#{i}")
+        }
+    };
+    match (space, p) {
+        (Space::Candidates { names, features }, Point::Index(k)) => OptionView {
+            point: p.clone(),
+            label: names.get(*k).cloned().unwrap_or_else(|| letter(i)),
+            params: features
+                .get(*k)
+                .map(|f| {
+                    f.iter()
+                        .enumerate()
+                        .map(|(j, v)| (format!("feature{j}"), ParamValue::Float(*v)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        },
+        (Space::Box { params }, Point::Unit(u)) => {
+            let values = space.to_user(u).unwrap_or_default();
+            OptionView {
+                point: p.clone(),
+                label: letter(i),
+                params: params
+                    .iter()
+                    .map(Param::name)
+                    .map(str::to_string)
+                    .zip(values.into_iter().map(round_value))
+                    .collect(),
+            }
+        }
+        _ => OptionView {
+            point: p.clone(),
+            label: letter(i),
+            params: vec![],
+        },
+    }
+}
+
+/// Values shown to people: 4 significant digits are plenty and stable across platforms.
+fn round_value(v: ParamValue) -> ParamValue {
+    match v {
+        ParamValue::Float(x) if x != 0.0 && x.is_finite() => {
+            let mag = x.abs().log10().floor() as i32;
+            let scale = 10f64.powi(3 - mag);
+            ParamValue::Float((x * scale).round() / scale)
+        }
+        v => v,
+    }
+}
+
+fn value_text(v: &ParamValue) -> String {
+    match v {
+        ParamValue::Float(x) => format!("{x}"),
+        ParamValue::Int(i) => format!("{i}"),
+        ParamValue::Choice(s) => s.clone(),
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for milliseconds since the epoch (proleptic Gregorian).
+pub fn iso_utc(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let milli = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60
+    )
+}
+
+fn constant_time_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() || b.is_empty() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

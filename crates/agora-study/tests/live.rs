@@ -1,0 +1,434 @@
+//! Studies with people: durability, exact resume, idempotent retries and who may do what.
+
+use agora_core::{Answer, AnswerKind, Channel, Point, QueryKind, Space};
+use agora_study::live::{
+    Actor, Ballot, EventKind, LiveStudy, MethodSpec, Outcome, SqliteStore, Store, StudyError,
+    StudySpec,
+};
+use std::sync::Arc;
+
+fn spec(name: &str, method: MethodSpec, participants: &[&str]) -> StudySpec {
+    StudySpec {
+        name: name.into(),
+        description: "test".into(),
+        space: Space::reals(&[(15.0, 35.0), (0.3, 1.5)]).unwrap(),
+        method,
+        seed: 11,
+        participants: participants.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn unit(p: &Point) -> Vec<f64> {
+    match p {
+        Point::Unit(u) => u.clone(),
+        Point::Index(_) => panic!("box space"),
+    }
+}
+
+/// A simulated rater: prefers points near `ideal`.
+fn prefers(ideal: &[f64], a: &[f64], b: &[f64]) -> usize {
+    let d = |x: &[f64]| {
+        x.iter()
+            .zip(ideal)
+            .map(|(x, c)| (x - c).powi(2))
+            .sum::<f64>()
+    };
+    usize::from(d(b) < d(a))
+}
+
+fn open_file(dir: &std::path::Path, file: &str) -> Arc<dyn Store> {
+    Arc::new(SqliteStore::open(&dir.join(file)).unwrap())
+}
+
+/// The answer a simulated person gives to the study's open query.
+fn simulated_answer(s: &LiveStudy) -> Answer {
+    let q = s.pending().unwrap().clone();
+    let kind = match &q.kind {
+        QueryKind::Compare { points, .. } => AnswerKind::Choice {
+            winner: prefers(&[0.3, 0.6], &unit(&points[0]), &unit(&points[1])),
+            rater: Some("ann".into()),
+        },
+        QueryKind::Evaluate { points } => AnswerKind::Values {
+            values: points
+                .iter()
+                .map(|p| -unit(p).iter().map(|x| (x - 0.4).powi(2)).sum::<f64>())
+                .collect(),
+        },
+        k => panic!("unexpected {k:?}"),
+    };
+    Answer {
+        query_id: q.id,
+        kind,
+    }
+}
+
+#[test]
+fn a_restarted_study_asks_exactly_what_an_uninterrupted_one_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    for (k, method) in [
+        MethodSpec::from_knobs("pairs", &[]).unwrap(),
+        MethodSpec::from_knobs("bo", &[]).unwrap(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!("s{k}");
+        let straight_store = open_file(dir.path(), &format!("straight{k}.db"));
+        let mut straight =
+            LiveStudy::create(straight_store, spec(&name, method.clone(), &["ann"])).unwrap();
+        let path = format!("restarted{k}.db");
+        let mut restarted =
+            LiveStudy::create(open_file(dir.path(), &path), spec(&name, method, &["ann"])).unwrap();
+        for _ in 0..14 {
+            let a = simulated_answer(&straight);
+            assert_eq!(
+                straight.tell(&Actor::Owner, a.clone()).unwrap(),
+                Outcome::Answered
+            );
+            // A new process: a fresh connection and a strategy rebuilt from the log.
+            drop(restarted);
+            restarted = LiveStudy::open(open_file(dir.path(), &path), &name).unwrap();
+            assert_eq!(restarted.tell(&Actor::Owner, a).unwrap(), Outcome::Answered);
+            drop(restarted);
+            restarted = LiveStudy::open(open_file(dir.path(), &path), &name).unwrap();
+            assert_eq!(restarted.pending(), straight.pending(), "{name}");
+        }
+        assert_eq!(
+            restarted.recommendation().map(|r| r.option.point),
+            straight.recommendation().map(|r| r.option.point)
+        );
+        // The model-based method has a belief at its recommendation.
+        if k == 0 {
+            let r = straight.recommendation().unwrap();
+            let (_, sd) = r.belief.expect("a preference GP predicts");
+            assert!(sd > 0.0 && sd.is_finite());
+        }
+    }
+}
+
+#[test]
+fn answers_to_closed_queries_are_refused_and_retries_are_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_file(dir.path(), "s.db");
+    let mut s = LiveStudy::create(
+        store.clone(),
+        spec("p", MethodSpec::from_knobs("pairs", &[]).unwrap(), &["ann"]),
+    )
+    .unwrap();
+    let a0 = simulated_answer(&s);
+    assert_eq!(
+        s.tell(&Actor::Owner, a0.clone()).unwrap(),
+        Outcome::Answered
+    );
+    let n = store.events("p", 0).unwrap().len();
+    // The same answer again (a retried request): nothing stored.
+    assert_eq!(
+        s.tell(&Actor::Owner, a0.clone()).unwrap(),
+        Outcome::Duplicate
+    );
+    assert_eq!(store.events("p", 0).unwrap().len(), n);
+    // A different answer to the answered query: refused, saying which query is open.
+    let mut other = a0.clone();
+    other.kind = AnswerKind::Tie { rater: None };
+    let e = s.tell(&Actor::Owner, other).unwrap_err();
+    assert!(matches!(e, StudyError::NotPending(_)), "{e}");
+    assert!(
+        e.to_string().contains("query 0 is closed") && e.to_string().contains("open query is 1")
+    );
+    // A query that does not exist yet.
+    let mut future = a0;
+    future.query_id = 7;
+    assert!(
+        s.tell(&Actor::Owner, future)
+            .unwrap_err()
+            .to_string()
+            .contains("query 7 is not open")
+    );
+    // Bad content names the field; nothing stored.
+    let q = s.pending().unwrap().clone();
+    let bad = Answer {
+        query_id: q.id,
+        kind: AnswerKind::Choice {
+            winner: 5,
+            rater: None,
+        },
+    };
+    let e = s.tell(&Actor::Owner, bad).unwrap_err().to_string();
+    assert!(e.contains("winner"), "{e}");
+    assert_eq!(store.events("p", 0).unwrap().len(), n);
+}
+
+#[test]
+fn a_crash_between_answer_and_next_query_is_repaired_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_file(dir.path(), "s.db");
+    let mut s = LiveStudy::create(
+        store.clone(),
+        spec("c", MethodSpec::from_knobs("pairs", &[]).unwrap(), &["ann"]),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        let a = simulated_answer(&s);
+        s.tell(&Actor::Owner, a).unwrap();
+    }
+    let expected = s.pending().unwrap().clone();
+    let a = simulated_answer(&s);
+    s.tell(&Actor::Owner, a.clone()).unwrap();
+    let next = s.pending().unwrap().clone();
+    // Another store holding only the events up to the answer (the process died before
+    // storing the next query).
+    let events = store.events("c", 0).unwrap();
+    let cut = events.len() - 1;
+    assert!(matches!(events[cut].kind, EventKind::Asked { .. }));
+    assert!(matches!(events[cut - 1].kind, EventKind::Answered { .. }));
+    let store2 = open_file(dir.path(), "t.db");
+    store2.create(s.stored()).unwrap();
+    let kinds: Vec<EventKind> = events[..cut].iter().map(|e| e.kind.clone()).collect();
+    store2.append("c", 0, &kinds).unwrap();
+    let reopened = LiveStudy::open(store2, "c").unwrap();
+    assert_eq!(reopened.pending(), Some(&next));
+    assert_ne!(next, expected);
+}
+
+#[test]
+fn two_processes_on_one_file_see_each_others_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = LiveStudy::create(
+        open_file(dir.path(), "s.db"),
+        spec(
+            "g",
+            MethodSpec::from_knobs("group-pairs", &[]).unwrap(),
+            &["ann", "bob", "cy"],
+        ),
+    )
+    .unwrap();
+    let mut cli = LiveStudy::open(open_file(dir.path(), "s.db"), "g").unwrap();
+    let q = server.pending().unwrap().clone();
+    assert_eq!(
+        server
+            .ballot(
+                &Actor::Participant("ann".into()),
+                q.id,
+                "ann",
+                Ballot::Vote { choice: Some(0) }
+            )
+            .unwrap(),
+        Outcome::Recorded
+    );
+    // The CLI process records bob's and cy's hands; it catches up with ann's first.
+    cli.ballot(&Actor::Owner, q.id, "bob", Ballot::Vote { choice: Some(1) })
+        .unwrap();
+    assert_eq!(
+        cli.ballot(&Actor::Owner, q.id, "cy", Ballot::Vote { choice: Some(0) })
+            .unwrap(),
+        Outcome::Answered
+    );
+    // The server process syncs before its next operation.
+    server.sync().unwrap();
+    assert_eq!(server.pending(), cli.pending());
+    assert_ne!(server.pending().unwrap().id, q.id);
+    let e = server
+        .ballot(
+            &Actor::Participant("bob".into()),
+            q.id,
+            "bob",
+            Ballot::Vote { choice: Some(0) },
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("already answered"), "{e}");
+    // bob's earlier ballot, retried: idempotent.
+    assert_eq!(
+        server
+            .ballot(
+                &Actor::Participant("bob".into()),
+                q.id,
+                "bob",
+                Ballot::Vote { choice: Some(1) }
+            )
+            .unwrap(),
+        Outcome::Duplicate
+    );
+}
+
+/// Social BO with three people voting publicly and privately; private ballots are written
+/// only by their owner and read only by the facilitator; a restart mid-round keeps the
+/// ballots and the next query equals the uninterrupted run's.
+#[test]
+fn social_bo_rounds_with_private_ballots_survive_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let people = ["ann", "bob", "cy"];
+    let ideals = [[0.3, 0.5], [0.5, 0.5], [0.7, 0.2]];
+    let method = MethodSpec::from_knobs(
+        "social",
+        &[
+            ("rho".into(), "0.5".into()),
+            ("candidates".into(), "24".into()),
+            ("init_pairs".into(), "3".into()),
+        ],
+    )
+    .unwrap();
+    let mut straight = LiveStudy::create(
+        open_file(dir.path(), "a.db"),
+        spec("m", method.clone(), &people),
+    )
+    .unwrap();
+    let mut restarted =
+        LiveStudy::create(open_file(dir.path(), "b.db"), spec("m", method, &people)).unwrap();
+    let mut private_rounds = 0;
+    for round in 0..6 {
+        let q = straight.pending().unwrap().clone();
+        let QueryKind::GroupVote {
+            points,
+            channel,
+            agents,
+        } = &q.kind
+        else {
+            panic!("social BO asks group votes, got {q:?}")
+        };
+        assert_eq!(agents.len(), 3);
+        let (a, b) = (unit(&points[0]), unit(&points[1]));
+        for (k, who) in people.iter().enumerate() {
+            let vote = Ballot::Vote {
+                choice: Some(prefers(&ideals[k], &a, &b)),
+            };
+            let me = Actor::Participant(who.to_string());
+            if *channel == Channel::Private {
+                // Nobody else, not even the facilitator, may cast it.
+                let e = restarted
+                    .ballot(&Actor::Facilitator, q.id, who, vote.clone())
+                    .unwrap_err();
+                assert!(matches!(e, StudyError::Forbidden(_)), "{e}");
+                let e = restarted
+                    .ballot(&Actor::Participant("zed".into()), q.id, who, vote.clone())
+                    .unwrap_err();
+                assert!(matches!(e, StudyError::Forbidden(_)), "{e}");
+            }
+            straight.ballot(&me, q.id, who, vote.clone()).unwrap();
+            restarted.ballot(&me, q.id, who, vote).unwrap();
+            if k == 1 {
+                // Restart mid-round: the ballots cast are kept.
+                drop(restarted);
+                restarted = LiveStudy::open(open_file(dir.path(), "b.db"), "m").unwrap();
+                let v = restarted.pending_view(&Actor::Facilitator).unwrap();
+                assert_eq!(
+                    v.voted,
+                    vec!["ann".to_string(), "bob".to_string()],
+                    "round {round}"
+                );
+                if *channel == Channel::Private {
+                    let seen = restarted
+                        .pending_view(&Actor::Participant("ann".into()))
+                        .unwrap();
+                    assert_eq!(seen.ballots.keys().collect::<Vec<_>>(), vec!["ann"]);
+                    assert_eq!(v.ballots.len(), 2);
+                }
+            }
+        }
+        if *channel == Channel::Private {
+            private_rounds += 1;
+        }
+        drop(restarted);
+        restarted = LiveStudy::open(open_file(dir.path(), "b.db"), "m").unwrap();
+        assert_eq!(restarted.pending(), straight.pending(), "round {round}");
+    }
+    assert!(
+        private_rounds >= 1,
+        "Social BO asks privately while the graph is unknown"
+    );
+    let st = straight.status(&Actor::Facilitator);
+    assert_eq!(st.public_rounds + st.private_rounds, 6);
+    assert!(st.recommendation.is_some());
+    // A participant's copy of the log hides the others' private ballots.
+    let mine = straight.events(&Actor::Participant("ann".into())).unwrap();
+    let all = straight.events(&Actor::Facilitator).unwrap();
+    assert!(mine.len() < all.len());
+    assert!(mine.iter().all(|e| match &e.kind {
+        EventKind::Ballot {
+            participant,
+            query_id,
+            ..
+        } => {
+            participant == "ann" || {
+                let asked = all.iter().find_map(|x| match &x.kind {
+                    EventKind::Asked { query } if query.id == *query_id => Some(query.clone()),
+                    _ => None,
+                });
+                matches!(
+                    asked.map(|q| q.kind),
+                    Some(QueryKind::GroupVote {
+                        channel: Channel::Public,
+                        ..
+                    })
+                )
+            }
+        }
+        _ => true,
+    }));
+    let csv = straight.export_csv(&Actor::Facilitator).unwrap();
+    assert!(csv.lines().count() == all.len() + 1);
+    assert!(csv.contains(",private,") && csv.contains("x0="), "{csv}");
+}
+
+#[test]
+fn a_facilitator_closes_a_round_with_missing_votes_as_cant_tell() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = LiveStudy::create(
+        open_file(dir.path(), "s.db"),
+        spec(
+            "g",
+            MethodSpec::from_knobs("group-pairs", &[]).unwrap(),
+            &["ann", "bob", "cy"],
+        ),
+    )
+    .unwrap();
+    let q = s.pending().unwrap().clone();
+    s.ballot(
+        &Actor::Participant("ann".into()),
+        q.id,
+        "ann",
+        Ballot::Vote { choice: Some(1) },
+    )
+    .unwrap();
+    let e = s
+        .close(&Actor::Participant("ann".into()), q.id)
+        .unwrap_err();
+    assert!(matches!(e, StudyError::Forbidden(_)));
+    assert_eq!(
+        s.close(&Actor::Facilitator, q.id).unwrap(),
+        Outcome::Answered
+    );
+    assert_eq!(
+        s.close(&Actor::Facilitator, q.id).unwrap(),
+        Outcome::Duplicate
+    );
+    let ev = s.events(&Actor::Facilitator).unwrap();
+    let answered = ev.iter().rev().find_map(|e| match &e.kind {
+        EventKind::Answered { answer, by } => Some((answer.clone(), by.clone())),
+        _ => None,
+    });
+    let (a, by) = answered.unwrap();
+    assert_eq!(by.as_deref(), Some("facilitator"));
+    assert_eq!(
+        a.kind,
+        AnswerKind::Votes {
+            votes: vec![Some(1), None, None]
+        }
+    );
+    // Unknown participants and bad choices are named.
+    let q = s.pending().unwrap().clone();
+    let e = s
+        .ballot(&Actor::Owner, q.id, "zed", Ballot::Vote { choice: Some(0) })
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("participant") && e.to_string().contains("ann"),
+        "{e}"
+    );
+    let e = s
+        .ballot(&Actor::Owner, q.id, "bob", Ballot::Vote { choice: Some(2) })
+        .unwrap_err();
+    assert!(e.to_string().contains("choice"), "{e}");
+    let e = s
+        .ballot(&Actor::Owner, q.id, "bob", Ballot::Rating { value: 1.0 })
+        .unwrap_err();
+    assert!(e.to_string().contains("vote"), "{e}");
+}
