@@ -5,6 +5,9 @@ use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
+mod serve_cmd;
+mod study_cmd;
+
 #[derive(Parser)]
 #[command(
     name = "agora",
@@ -73,6 +76,11 @@ enum Command {
     },
     /// List methods, problems and reproduce suites.
     List,
+    /// Studies with people: study create/list/tokens, ask, tell, status, best, export, plot.
+    #[command(flatten)]
+    Live(study_cmd::LiveCommand),
+    /// Serve the HTTP API and the web page (loopback by default); `--demo` seeds a meeting.
+    Serve(serve_cmd::ServeArgs),
 }
 
 #[derive(Subcommand)]
@@ -162,6 +170,36 @@ enum Bench {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// DSBO: seconds per iteration at D = 401 (HOM on predator-prey N = 3) after t
+    /// observations, beside full-kernel GP-UCB, against the 2 s target.
+    Dsbo {
+        /// Observations before the timed iterations.
+        #[arg(long, default_value_t = 200)]
+        t: usize,
+        /// Repeats (seeds 0..N, median reported).
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
+        /// DSBO edge budgets (one row each; the suite uses 100; the paper keeps up to 1500,
+        /// which here gives ~1250 overlapping cliques and ~30 s per iteration even at t = 20).
+        #[arg(long, value_delimiter = ',', default_value = "100,400")]
+        edges: Vec<usize>,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// 50 concurrent voters on loopback against `agora serve`'s API and a SQLite file:
+    /// ballot latency (p50/p95/p99) and a check that every acknowledged vote is stored once.
+    Serve {
+        /// Concurrent voters.
+        #[arg(long, default_value_t = 50)]
+        voters: usize,
+        /// Rounds (every voter votes once per round).
+        #[arg(long, default_value_t = 20)]
+        rounds: u64,
+        /// Also write the row as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Standard BO loop on Hartmann6 (RESULTS.md §3).
     Bo {
         /// agora methods to run.
@@ -209,6 +247,8 @@ fn main() -> Result<()> {
     }
     let progress = std::io::stderr().is_terminal();
     match cli.command {
+        Command::Live(cmd) => study_cmd::execute(cmd, &mut std::io::stdout().lock())?,
+        Command::Serve(args) => serve_cmd::run(args)?,
         Command::List => {
             println!("methods:  {}", agora_methods::method_names().join(", "));
             println!(
@@ -400,6 +440,27 @@ fn main() -> Result<()> {
                     &rows,
                     json.as_deref(),
                 )?;
+            }
+            Bench::Dsbo {
+                t,
+                repeats,
+                edges,
+                json,
+            } => {
+                let rows = agora_study::bench::dsbo(t, repeats, &edges)?;
+                emit(
+                    &agora_study::bench::dsbo_table(&rows),
+                    &rows,
+                    json.as_deref(),
+                )?;
+            }
+            Bench::Serve {
+                voters,
+                rounds,
+                json,
+            } => {
+                let b = agora_server::bench::serve(voters, rounds).map_err(anyhow::Error::msg)?;
+                emit(&agora_server::bench::table(&b), &b, json.as_deref())?;
             }
             Bench::Bo {
                 methods,

@@ -237,12 +237,22 @@ fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<()> {
 /// scale 1 when fewer than two points or no spread.
 pub fn standardization(y: &[f64]) -> (f64, f64) {
     let n = y.len() as f64;
-    let m = y.iter().sum::<f64>() / n;
+    let mut m = y.iter().sum::<f64>() / n;
+    if !m.is_finite() {
+        // The sum overflowed (values near f64::MAX): average the scaled values instead.
+        m = y.iter().map(|v| v / n).sum::<f64>();
+    }
     if y.len() < 2 {
         return (m, 1.0);
     }
     let v = y.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1.0);
-    let s = v.sqrt();
+    let mut s = v.sqrt();
+    if !s.is_finite() {
+        // The squares overflowed (|y| above ~1e154): factor out the largest deviation.
+        let big = y.iter().map(|v| (v - m).abs()).fold(0.0, f64::max);
+        let r = y.iter().map(|v| ((v - m) / big).powi(2)).sum::<f64>() / (n - 1.0);
+        s = big * r.sqrt();
+    }
     (m, if s > 1e-12 * (1.0 + m.abs()) { s } else { 1.0 })
 }
 
@@ -765,5 +775,19 @@ impl ExactGp {
             (self.y_shift, self.y_scale),
             chol,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::standardization;
+
+    #[test]
+    fn standardization_survives_values_whose_squares_overflow() {
+        let (m, sd) = standardization(&[1e160, -1e160, 0.0]);
+        assert_eq!(m, 0.0);
+        // The sample sd of (1, -1, 0) is 1; here scaled by 1e160.
+        assert!((sd / 1e160 - 1.0).abs() < 1e-12, "{sd}");
+        assert_eq!(standardization(&[1.0, 2.0, 3.0]), (2.0, 1.0));
     }
 }

@@ -386,8 +386,8 @@ pub enum EdgeRule {
     },
     /// `|S_ab| > c_h` for a given cutoff.
     Cutoff(f64),
-    /// The given number of pairs with the largest `|S_ab|` (App. A's practice: keep what
-    /// the model can afford).
+    /// The given number (at least 1) of pairs with the largest `|S_ab|` (App. A's practice:
+    /// keep what the model can afford).
     Budget(usize),
 }
 
@@ -400,7 +400,8 @@ pub struct StructureConfig {
     pub c1: usize,
     /// Thresholding rule.
     pub rule: EdgeRule,
-    /// Keep at most this many edges (the largest scores); App. A supports about 1500.
+    /// Keep at most this many edges (the largest scores; at least 1); App. A supports about
+    /// 1500.
     pub max_edges: usize,
     /// Refuse graphs with more maximal cliques than this.
     pub max_cliques: usize,
@@ -430,6 +431,12 @@ impl StructureConfig {
         if self.max_cliques == 0 {
             return Err(Error::invalid("max_cliques", "must be at least 1"));
         }
+        if self.max_edges == 0 {
+            return Err(Error::invalid(
+                "max_edges",
+                "must be at least 1 (0 would keep no edge: every dimension its own clique)",
+            ));
+        }
         match self.rule {
             EdgeRule::Theorem1 { delta1, sigma_n } => {
                 if !(delta1 > 0.0 && delta1 < 1.0) {
@@ -453,7 +460,15 @@ impl StructureConfig {
                     ));
                 }
             }
-            EdgeRule::Budget(_) => {}
+            EdgeRule::Budget(k) => {
+                if k == 0 {
+                    return Err(Error::invalid(
+                        "rule.budget",
+                        "must be at least 1 edge, got 0 (a fixed structure, e.g. all singletons, \
+                         goes through Dsbo::with_cliques)",
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -982,6 +997,11 @@ impl Fitted {
         let mut last_err = None;
         for &l in &ls {
             let kernel: Box<dyn Kernel> = Box::new(Sum::additive(kind, cliques, l, s));
+            // One Gram matrix per lengthscale, shared by the noise candidates (the
+            // dominant cost with hundreds of cliques); the marginal likelihood is
+            // `ExactGp::log_marginal_likelihood` of `ExactGp::new(x, ys, kernel, noise, 0)`,
+            // computed the same way.
+            let gram = (ls.len() * ns.len() > 1).then(|| kernel.gram(x.as_ref()));
             for &noise in &ns {
                 let candidate = Fitted {
                     kernel: kernel.clone(),
@@ -996,12 +1016,11 @@ impl Fitted {
                         scale: s,
                     }),
                 };
-                if ls.len() * ns.len() == 1 {
+                let Some(gram) = gram.as_ref() else {
                     return Ok(candidate);
-                }
-                match ExactGp::new(x.clone(), &ys, kernel.clone(), noise, 0.0) {
-                    Ok(gp) => {
-                        let lml = gp.log_marginal_likelihood();
+                };
+                match additive_lml(gram, noise, &ys) {
+                    Ok(lml) => {
                         if lml.is_finite() && best.as_ref().is_none_or(|b| lml > b.0) {
                             best = Some((lml, candidate));
                         }
@@ -1014,6 +1033,22 @@ impl Fitted {
             last_err.unwrap_or_else(|| Error::Numerical("no additive hyperparameters fit".into()))
         })
     }
+}
+
+/// `log N(ys | 0, K + noise·I)` for a precomputed Gram matrix `K`, exactly as
+/// [`ExactGp::log_marginal_likelihood`] computes it for `ExactGp::new(x, ys, k, noise, 0)`
+/// (same jittered Cholesky, same sums).
+fn additive_lml(gram: &Mat<f64>, noise: f64, ys: &[f64]) -> Result<f64> {
+    const LN_2PI: f64 = 1.837_877_066_409_345_5;
+    agora_core::check_finite("noise", noise)?;
+    let mut a = gram.clone();
+    for i in 0..a.nrows() {
+        a[(i, i)] += noise;
+    }
+    let chol = agora_math::linalg::Cholesky::new(a.as_ref())?;
+    let alpha = chol.solve_vec(ys);
+    let quad: f64 = ys.iter().zip(&alpha).map(|(y, a)| y * a).sum();
+    Ok(-0.5 * quad - 0.5 * chol.log_det() - 0.5 * ys.len() as f64 * LN_2PI)
 }
 
 // ------------------------------------------------------------------------------------------
@@ -2596,6 +2631,73 @@ mod tests {
             ..GpUcbConfig::default()
         };
         assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn bad_cutoffs_and_edge_budgets_name_the_field_and_the_allowed_values() {
+        let bounds = vec![(0.0, 1.0); 3];
+        let h = vec![vec![1.0; 3]; 3];
+        let msg = |rule: EdgeRule| {
+            let cfg = StructureConfig::new(1, 1, rule);
+            let direct = cfg.validate().unwrap_err().to_string();
+            let via = learn_structure(&mut constant_oracle(h.clone()), 3, &bounds, &cfg, 0)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(direct, via);
+            direct
+        };
+        // c_h < 0 (a given cutoff, or Theorem 1's from a negative σ_n).
+        let e = msg(EdgeRule::Cutoff(-0.5));
+        assert!(
+            e.contains("`rule.cutoff`") && e.contains(">= 0") && e.contains("-0.5"),
+            "{e}"
+        );
+        let e = msg(EdgeRule::Cutoff(f64::NAN));
+        assert!(e.contains("`rule.cutoff`"), "{e}");
+        let e = msg(EdgeRule::Theorem1 {
+            delta1: 0.1,
+            sigma_n: -1.0,
+        });
+        assert!(e.contains("`rule.sigma_n`") && e.contains(">= 0"), "{e}");
+        let e = msg(EdgeRule::Theorem1 {
+            delta1: 1.5,
+            sigma_n: 1.0,
+        });
+        assert!(e.contains("`rule.delta1`") && e.contains("(0, 1)"), "{e}");
+        // An edge budget of 0, and an edge cap of 0.
+        let e = msg(EdgeRule::Budget(0));
+        assert!(
+            e.contains("`rule.budget`") && e.contains("at least 1"),
+            "{e}"
+        );
+        let mut cfg = StructureConfig::new(1, 1, EdgeRule::Budget(5));
+        cfg.max_edges = 0;
+        let e = cfg.validate().unwrap_err().to_string();
+        assert!(e.contains("`max_edges`") && e.contains("at least 1"), "{e}");
+        // The driver refuses them before any evaluation.
+        let mut dsbo = Dsbo::new(
+            DsboConfig::new(StructureConfig::new(1, 1, EdgeRule::Budget(0))),
+            Box::new(constant_oracle(h.clone())),
+        );
+        let mut calls = 0;
+        let mut obj = |_: &[f64]| {
+            calls += 1;
+            0.0
+        };
+        let e = dsbo.optimize(&mut obj, 3, &bounds, 5, 0).unwrap_err();
+        assert!(e.to_string().contains("`rule.budget`"), "{e}");
+        assert_eq!(calls, 0);
+        // A zero cutoff and a budget of one are fine.
+        assert!(
+            StructureConfig::new(1, 1, EdgeRule::Cutoff(0.0))
+                .validate()
+                .is_ok()
+        );
+        assert!(
+            StructureConfig::new(1, 1, EdgeRule::Budget(1))
+                .validate()
+                .is_ok()
+        );
     }
 
     #[test]

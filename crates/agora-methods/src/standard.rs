@@ -354,6 +354,26 @@ impl Strategy for GpBo {
         self.h.open_point(p)
     }
     history_strategy!();
+
+    /// The GP fitted afresh to the evaluations so far (warm-started like the next proposal's
+    /// fit, on its own random stream): reading the belief never changes what is proposed.
+    fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+        if self.h.is_empty() {
+            return None;
+        }
+        let d = self.h.space.dim();
+        let x = Mat::from_fn(self.h.len(), d, |i, j| self.h.x[i][j]);
+        let mut rng = stream(self.seed, &[self.h.len() as u64, 4]);
+        let warm = if self.cfg.warm_start {
+            self.last_hyper.as_ref()
+        } else {
+            None
+        };
+        let (gp, _) = ExactGp::fit_from(x, &self.h.y, &self.cfg.gp, warm, &mut rng).ok()?;
+        let xs = agora_gp::rows_to_mat("points", points, d).ok()?;
+        let (m, v) = gp.predict(xs.as_ref()).ok()?;
+        Some(m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect())
+    }
 }
 
 /// Names accepted by [`by_name`].

@@ -187,3 +187,42 @@ fn gp_bo_on_a_mixed_space_proposes_representable_points() {
     assert_eq!(v[3], ParamValue::Choice("b".into()), "{v:?} ({f})");
     assert!(f > -0.01, "best value {f} at {v:?}");
 }
+
+/// GP-BO's belief is read from a fresh fit: asking for it between rounds leaves every
+/// proposal unchanged, and the noiseless GP nearly interpolates what it was told.
+#[test]
+fn gp_bo_belief_does_not_change_its_proposals() {
+    let p = Problem::by_name("forrester").unwrap();
+    let space = p.space.clone();
+    let mut plain = by_name("gp-ei", space.clone(), 5).unwrap();
+    let mut looked_at = by_name("gp-ei", space, 5).unwrap();
+    assert!(
+        looked_at.belief(&[vec![0.5]]).is_none(),
+        "no data, no belief"
+    );
+    let mut oracle = Oracle::new(p, 0.0, 5).unwrap();
+    let mut told = Vec::new();
+    for _ in 0..13 {
+        let q = plain.ask().unwrap();
+        assert_eq!(looked_at.ask().unwrap(), q);
+        let a = oracle.answer(&q).unwrap();
+        plain.tell(&a).unwrap();
+        looked_at.tell(&a).unwrap();
+        let (QueryKind::Evaluate { points }, AnswerKind::Values { values }) = (&q.kind, &a.kind)
+        else {
+            panic!("GP-BO evaluates")
+        };
+        let Point::Unit(u) = &points[0] else {
+            panic!("a box space")
+        };
+        told.push((u.clone(), values[0]));
+        let b = looked_at.belief(&[u.clone(), vec![0.25]]).unwrap();
+        assert!(b.iter().all(|(m, s)| m.is_finite() && *s >= 0.0));
+    }
+    // Forrester spans about [-6, 16]: interpolation within 5 % of that range.
+    let xs: Vec<Vec<f64>> = told.iter().map(|(u, _)| u.clone()).collect();
+    let b = looked_at.belief(&xs).unwrap();
+    for ((m, _), (_, y)) in b.iter().zip(&told) {
+        assert!((m - y).abs() < 1.0, "mean {m} at a point valued {y}");
+    }
+}

@@ -1,5 +1,7 @@
-//! Each DSBO method once on the first experiment of the quick suite, with timings:
-//! `cargo run --release -p agora-study --example dsbo_one -- [episodes] [seed]`.
+//! Each DSBO method once on the first experiment of the quick suite, with timings, the
+//! structure DSS-GP-UCB learned and the held-out model-fit diagnostic:
+//! `cargo run --release -p agora-study --example dsbo_one -- [episodes] [seed] [quick|full]
+//! [experiment index] [edge budget] [method]`.
 fn main() -> agora_core::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).is_some_and(|a| a == "report") {
@@ -45,14 +47,37 @@ fn main() -> agora_core::Result<()> {
         .and_then(|s| s.parse::<usize>().ok())
         .unwrap_or(0)];
     println!("{} D = {}", e.label, e.task.dim()?);
-    for m in &e.methods {
+    let only = args.get(6);
+    for m in e.methods.iter().filter(|m| only.is_none_or(|o| o == *m)) {
+        let t = std::time::Instant::now();
         let r = agora_study::dsbo::run_one(e, m, seed, &b)?;
         println!(
-            "{m:18} best {:8.3}  first {:8.3}  {:.1} s",
+            "{m:18} best {:8.3}  first {:8.3}  {:.1} s ({:.1} s with the diagnostic)",
             r.best_so_far.last().copied().unwrap_or(f64::NAN),
             r.best_so_far.first().copied().unwrap_or(f64::NAN),
-            r.seconds
+            r.seconds,
+            t.elapsed().as_secs_f64()
         );
+        if let Some(s) = &r.structure {
+            println!(
+                "{:18} structure: {} edges, {} kernel terms ({} with >= 2 parameters, largest {}), {} coupled of {}, {} edges within one slice (chance {:.2})",
+                "",
+                s.edges,
+                s.cliques,
+                s.multi,
+                s.largest,
+                s.coupled,
+                s.dim,
+                s.within_group,
+                s.chance_within
+            );
+        }
+        if let Some(d) = &r.diag {
+            println!(
+                "{:18} held-out fit ({} -> {}): lpd additive {:.3}, full {:.3}, constant {:.3}; Spearman additive {:.2}, full {:.2}",
+                "", d.train, d.test, d.lpd.0, d.lpd.1, d.lpd.2, d.spearman.0, d.spearman.1
+            );
+        }
     }
     Ok(())
 }

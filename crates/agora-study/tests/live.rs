@@ -432,3 +432,50 @@ fn a_facilitator_closes_a_round_with_missing_votes_as_cant_tell() {
         .unwrap_err();
     assert!(e.to_string().contains("vote"), "{e}");
 }
+
+#[test]
+fn a_rating_study_collects_one_rating_per_person_and_resumes_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let people = ["ann", "bob", "cy"];
+    let method = MethodSpec::from_knobs("social-ratings", &[("init".into(), "2".into())]).unwrap();
+    let mut s =
+        LiveStudy::create(open_file(dir.path(), "r.db"), spec("r", method, &people)).unwrap();
+    for _ in 0..6 {
+        let q = s.pending().unwrap().clone();
+        let QueryKind::GroupRate { point, .. } = &q.kind else {
+            panic!("social-ratings asks ratings, got {q:?}")
+        };
+        let x = unit(point);
+        let e = s
+            .ballot(&Actor::Owner, q.id, "ann", Ballot::Vote { choice: Some(0) })
+            .unwrap_err();
+        assert!(e.to_string().contains("rating"), "{e}");
+        let e = s
+            .ballot(
+                &Actor::Owner,
+                q.id,
+                "ann",
+                Ballot::Rating { value: f64::NAN },
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("value"), "{e}");
+        for (k, who) in people.iter().enumerate() {
+            let value = -(x[0] - 0.3 * k as f64).powi(2);
+            s.ballot(
+                &Actor::Participant(who.to_string()),
+                q.id,
+                who,
+                Ballot::Rating { value },
+            )
+            .unwrap();
+        }
+        // A rating round cannot be closed with ratings missing.
+        if let Some(q2) = s.pending().cloned() {
+            assert!(s.close(&Actor::Facilitator, q2.id).is_err());
+        }
+        let reopened = LiveStudy::open(open_file(dir.path(), "r.db"), "r").unwrap();
+        assert_eq!(reopened.pending(), s.pending());
+    }
+    let r = s.recommendation().unwrap();
+    assert!(r.value_meaning.contains("welfare"));
+}

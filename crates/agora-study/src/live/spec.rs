@@ -76,6 +76,19 @@ pub enum MethodSpec {
         #[serde(default = "default_candidates")]
         candidates: usize,
     },
+    /// Social BO's GP variant (App. F.1): everyone rates one option per round on a number
+    /// scale, publicly every round and privately when the influence is uncertain.
+    SocialRatings {
+        /// Gini weight ρ of the welfare in (0, 1].
+        #[serde(default = "default_rho")]
+        rho: f64,
+        /// Private-rating decay q in (0, 1).
+        #[serde(default = "default_q")]
+        q: f64,
+        /// Random initial options rated on both channels.
+        #[serde(default = "default_init_pairs")]
+        init: usize,
+    },
     /// Heteroscedastic preferential BO: duels whose noise is known to be low near anchors.
     Hpbo {
         /// Acquisition: `ei`, `ucb`, `anpei`.
@@ -133,7 +146,15 @@ fn default_boap_init() -> usize {
 }
 
 /// Method names accepted in [`MethodSpec`].
-pub const METHOD_NAMES: &[&str] = &["bo", "pairs", "group-pairs", "social", "hpbo", "boap"];
+pub const METHOD_NAMES: &[&str] = &[
+    "bo",
+    "pairs",
+    "group-pairs",
+    "social",
+    "social-ratings",
+    "hpbo",
+    "boap",
+];
 
 fn pair_rule(rule: &str) -> Result<PairRule> {
     match rule {
@@ -200,7 +221,9 @@ impl StudySpec {
         };
         match &self.method {
             MethodSpec::GroupPairs { .. } => need(1, "at least one participant")?,
-            MethodSpec::Social { .. } => need(2, "at least two participants (the group)")?,
+            MethodSpec::Social { .. } | MethodSpec::SocialRatings { .. } => {
+                need(2, "at least two participants (the group)")?
+            }
             _ => {}
         }
         if matches!(self.method, MethodSpec::Social { .. }) && self.participants.len() > 6 {
@@ -301,6 +324,31 @@ impl StudySpec {
                 cfg.candidates = *candidates;
                 Box::new(Sbo::new(space, cfg, seed)?)
             }
+            MethodSpec::SocialRatings { rho, q, init } => {
+                if !(*rho > 0.0 && *rho <= 1.0) {
+                    return Err(Error::invalid(
+                        "method.rho",
+                        format!("must lie in (0, 1]; got {rho}"),
+                    ));
+                }
+                if !(*q > 0.0 && *q < 1.0) {
+                    return Err(Error::invalid(
+                        "method.q",
+                        format!("must lie in (0, 1); got {q}"),
+                    ));
+                }
+                if *init == 0 {
+                    return Err(Error::invalid("method.init", "must be at least 1"));
+                }
+                let mut cfg = agora_methods::SboGpConfig::new(
+                    self.participants.len(),
+                    *rho,
+                    agora_methods::SboGpVariant::SboGp,
+                );
+                cfg.q = *q;
+                cfg.init = *init;
+                Box::new(agora_methods::SboGp::new(space, cfg, seed)?)
+            }
             MethodSpec::Hpbo {
                 acquisition,
                 anchors,
@@ -341,6 +389,23 @@ impl StudySpec {
 }
 
 impl MethodSpec {
+    /// What a recommendation's value means for this method.
+    pub fn value_meaning(&self) -> &'static str {
+        match self {
+            MethodSpec::Bo { .. } | MethodSpec::Boap { .. } => {
+                "the best value measured so far (larger is better)"
+            }
+            MethodSpec::Pairs { .. } | MethodSpec::GroupPairs { .. } | MethodSpec::Hpbo { .. } => {
+                "the model's utility, on the latent scale of the comparisons (only differences \
+                 between options mean something)"
+            }
+            MethodSpec::Social { .. } | MethodSpec::SocialRatings { .. } => {
+                "the group's welfare (Gini-weighted utilities) estimated from the votes; only \
+                 differences between options mean something"
+            }
+        }
+    }
+
     /// The method's name as written in a spec.
     pub fn name(&self) -> &'static str {
         match self {
@@ -348,6 +413,7 @@ impl MethodSpec {
             MethodSpec::Pairs { .. } => "pairs",
             MethodSpec::GroupPairs { .. } => "group-pairs",
             MethodSpec::Social { .. } => "social",
+            MethodSpec::SocialRatings { .. } => "social-ratings",
             MethodSpec::Hpbo { .. } => "hpbo",
             MethodSpec::Boap { .. } => "boap",
         }

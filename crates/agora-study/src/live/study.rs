@@ -116,6 +116,8 @@ pub struct Recommendation {
     pub option: OptionView,
     /// The strategy's value for it (best observed value, posterior utility, or welfare).
     pub value: f64,
+    /// What `value` means for this method.
+    pub value_meaning: &'static str,
     /// Posterior mean and standard deviation of the model at the option, where the model
     /// predicts at arbitrary points.
     pub belief: Option<(f64, f64)>,
@@ -142,6 +144,8 @@ pub struct Status {
     pub events: u64,
     /// The open query.
     pub pending: Option<PendingView>,
+    /// Why there is no open query, when the strategy failed to ask one.
+    pub stalled: Option<String>,
     /// The recommendation so far.
     pub recommendation: Option<Recommendation>,
 }
@@ -162,6 +166,11 @@ pub struct LiveStudy {
     answers: BTreeMap<u64, Answer>,
     /// Channel of every answered group query, in order.
     channels: Vec<Channel>,
+    /// Why the strategy could not ask its next query, when it could not (the study stays
+    /// readable: status, export and plot work; the next answer-changing call retries).
+    stalled: Option<String>,
+    /// The recommendation computed at a log length (it only changes with the answers).
+    recommendation: std::sync::Mutex<Option<(u64, Option<Recommendation>)>>,
 }
 
 impl std::fmt::Debug for LiveStudy {
@@ -196,13 +205,22 @@ impl LiveStudy {
         Ok(s)
     }
 
-    /// Open a stored study, replaying its log (exact resume).
+    /// Open a stored study, replaying its log (exact resume). If the strategy cannot ask
+    /// its next query (e.g. a numerical failure on extreme answers), the study still opens,
+    /// with no open query and the reason in [`LiveStudy::stalled`].
     pub fn open(store: Arc<dyn Store>, name: &str) -> StudyResult<LiveStudy> {
         let stored = store.study(name)?;
         let mut s = LiveStudy::from_stored(store, stored)?;
         s.sync()?;
-        s.advance()?;
+        if let Err(e) = s.advance() {
+            s.stalled = Some(e.to_string());
+        }
         Ok(s)
+    }
+
+    /// Why the strategy could not ask its next query, if it could not.
+    pub fn stalled(&self) -> Option<&str> {
+        self.stalled.as_deref()
     }
 
     fn from_stored(store: Arc<dyn Store>, stored: StoredStudy) -> StudyResult<LiveStudy> {
@@ -217,6 +235,8 @@ impl LiveStudy {
             history: BTreeMap::new(),
             answers: BTreeMap::new(),
             channels: Vec::new(),
+            stalled: None,
+            recommendation: std::sync::Mutex::new(None),
         })
     }
 
@@ -361,7 +381,16 @@ impl LiveStudy {
         }
         // Ask on the strategy first (deterministic), then store; apply() asks again, which
         // returns the same open query.
-        let q = self.strategy.ask()?;
+        let q = match self.strategy.ask() {
+            Ok(q) => {
+                self.stalled = None;
+                q
+            }
+            Err(e) => {
+                self.stalled = Some(e.to_string());
+                return Err(e.into());
+            }
+        };
         match self.store.append(
             &self.stored.spec.name,
             self.next_seq,
@@ -709,8 +738,25 @@ impl LiveStudy {
         matches!(&self.stored.spec.method, super::spec::MethodSpec::Boap { properties, .. } if properties.iter().any(|p| p == r))
     }
 
-    /// The recommendation so far, with the model's belief where it has one.
+    /// The recommendation so far, with the model's belief where it has one (computed once
+    /// per answer: status pages ask for it on every change).
     pub fn recommendation(&self) -> Option<Recommendation> {
+        let answered = self.answers.len() as u64;
+        let mut cache = self
+            .recommendation
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some((n, r)) = cache.as_ref()
+            && *n == answered
+        {
+            return r.clone();
+        }
+        let r = self.compute_recommendation();
+        *cache = Some((answered, r.clone()));
+        r
+    }
+
+    fn compute_recommendation(&self) -> Option<Recommendation> {
         let (p, value) = self.strategy.recommend()?;
         let belief = match &p {
             Point::Unit(u) => self
@@ -730,6 +776,7 @@ impl LiveStudy {
         Some(Recommendation {
             option,
             value,
+            value_meaning: self.stored.spec.method.value_meaning(),
             belief,
         })
     }
@@ -755,6 +802,7 @@ impl LiveStudy {
             private_rounds: self.channels.len() - public,
             events: self.next_seq,
             pending: self.pending_view(actor),
+            stalled: self.stalled.clone(),
             recommendation: self.recommendation(),
         }
     }

@@ -1,0 +1,324 @@
+//! Studies with people from the command line: `agora study create | list | tokens`,
+//! `agora ask`, `tell`, `status`, `best`, `export` and `plot`.
+//!
+//! Every command opens the study file, replays the study's log (exact resume) and does one
+//! operation through [`LiveStudy`], exactly as the web server does. [`run`] parses and
+//! executes a command in process, writing to any output (the argument fuzzer calls it);
+//! the binary calls [`execute`] with the arguments clap already parsed.
+
+use agora_study::live::{LiveStudy, SqliteStore, Store};
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+mod create;
+#[cfg(test)]
+mod fuzz;
+mod show;
+mod tell;
+
+/// Where the studies live.
+#[derive(Args, Debug, Clone)]
+pub struct Db {
+    /// The study file (SQLite; created by `agora study create`).
+    #[arg(
+        long,
+        env = "AGORA_DB",
+        default_value = "agora.db",
+        value_name = "PATH"
+    )]
+    db: PathBuf,
+}
+
+/// The commands for studies with people.
+#[derive(Subcommand, Debug)]
+pub enum LiveCommand {
+    /// Create, list and show the tokens of studies run with people.
+    Study {
+        #[command(subcommand)]
+        cmd: StudyCommand,
+    },
+    /// Print a study's open query: the options with their parameters, the prompt, who has
+    /// voted (`--json` for programs).
+    Ask(AskArgs),
+    /// Answer a study's open query: a pair's winner, a tie, votes, ratings or values.
+    Tell(TellArgs),
+    /// A study at a glance: answers, rounds per channel, the open query, the recommendation.
+    Status(ShowArgs),
+    /// The recommendation so far, with the model's mean ± sd where it has one.
+    Best(ShowArgs),
+    /// The study's log as CSV (one row per event) or JSON.
+    Export(ExportArgs),
+    /// Progress and the model's current belief (1-D or 2-D spaces) as SVG or PNG.
+    Plot(PlotArgs),
+}
+
+/// `agora study ...`
+#[derive(Subcommand, Debug)]
+pub enum StudyCommand {
+    /// Create a study: its space, method, participants and seed; prints its first query and
+    /// the tokens for the web page.
+    Create(CreateArgs),
+    /// List the studies in the file.
+    List {
+        #[command(flatten)]
+        db: Db,
+    },
+    /// Show a study's facilitator and participant tokens and their web-page links.
+    Tokens {
+        /// The study.
+        name: String,
+        /// Address `agora serve` listens on, for the links.
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        url: String,
+        #[command(flatten)]
+        db: Db,
+    },
+}
+
+/// `agora study create`
+#[derive(Args, Debug)]
+pub struct CreateArgs {
+    /// The study's name: 1–64 characters of a-z, 0-9, '-' and '_'.
+    name: String,
+    /// A parameter: `NAME:real:LO:HI`, `NAME:log:LO:HI` (log scale, LO > 0),
+    /// `NAME:int:LO:HI` or `NAME:cat:A,B,C` (repeat for each parameter).
+    #[arg(
+        long = "param",
+        value_name = "NAME:TYPE:SPEC",
+        allow_hyphen_values = true
+    )]
+    params: Vec<String>,
+    /// The space from a TOML or JSON file (`kind = "box"` with `[[params]]` of `type` real,
+    /// log_real, integer or categorical; or `kind = "candidates"` with names and features).
+    #[arg(long, value_name = "FILE", conflicts_with = "params")]
+    space: Option<PathBuf>,
+    /// The whole study spec from a TOML or JSON file (space, method, seed, participants,
+    /// description); its name, if given, must match NAME.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["params", "space", "method", "knobs", "participants", "seed", "description"])]
+    spec: Option<PathBuf>,
+    /// The method: bo, pairs, group-pairs, social, hpbo or boap (default: pairs).
+    #[arg(long)]
+    method: Option<String>,
+    /// A method knob `KEY=VALUE` (repeatable). bo: strategy; pairs, group-pairs: rule;
+    /// social: variant, rho, q, init_pairs, lengthscale, candidates; hpbo: acquisition,
+    /// anchors, a; boap: properties, init. Values are JSON where they parse
+    /// (`--set 'properties=["stiffness"]'`), strings otherwise.
+    #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true)]
+    knobs: Vec<String>,
+    /// Who answers, comma-separated: the rater (pairs), the group (group-pairs, social, in
+    /// ballot order), the expert or the parties.
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    participants: Vec<String>,
+    /// Seed of every random choice the method makes (default 0).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// What is being optimized, for the people answering.
+    #[arg(long)]
+    description: Option<String>,
+    /// Address `agora serve` listens on, for the links printed.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    url: String,
+    #[command(flatten)]
+    db: Db,
+}
+
+/// `agora ask`
+#[derive(Args, Debug)]
+pub struct AskArgs {
+    /// The study.
+    name: String,
+    /// Print the query as JSON.
+    #[arg(long)]
+    json: bool,
+    /// See the query as this participant does (others' private ballots hidden).
+    #[arg(long = "as", value_name = "PARTICIPANT")]
+    as_: Option<String>,
+    #[command(flatten)]
+    db: Db,
+}
+
+/// `agora tell`
+#[derive(Args, Debug)]
+pub struct TellArgs {
+    /// The study.
+    name: String,
+    /// The query answered (default: the open one). An answer to a query that is no longer
+    /// open is refused; the same answer again is "already recorded".
+    #[arg(long)]
+    query: Option<u64>,
+    /// The option preferred (comparisons, best-of-k, an expert's property comparisons): its
+    /// letter (A, B, ...), its index (0, 1, ...), its name, or `tie`.
+    #[arg(long, allow_hyphen_values = true)]
+    winner: Option<String>,
+    /// Can't tell: no option preferred.
+    #[arg(long)]
+    tie: bool,
+    /// The participant whose ballot this is (with --vote or --rating).
+    #[arg(long = "as", value_name = "PARTICIPANT")]
+    as_: Option<String>,
+    /// One participant's vote on a group's pair: A, B (or 0, 1) or tie.
+    #[arg(long, allow_hyphen_values = true)]
+    vote: Option<String>,
+    /// Every participant's vote at once, comma-separated in the participants' order, e.g.
+    /// `A,B,tie`.
+    #[arg(long, allow_hyphen_values = true)]
+    votes: Option<String>,
+    /// One participant's rating of the option (a finite number, larger is better).
+    #[arg(long, allow_hyphen_values = true)]
+    rating: Option<String>,
+    /// Values, comma-separated: the measured value of each option evaluated (one per
+    /// party), or every participant's rating of a group's option.
+    #[arg(long, allow_hyphen_values = true)]
+    values: Option<String>,
+    /// Close the open group vote now: missing votes count as can't tell.
+    #[arg(long)]
+    close: bool,
+    #[command(flatten)]
+    db: Db,
+}
+
+/// `agora status` and `agora best`
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// The study.
+    name: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    db: Db,
+}
+
+/// Export formats.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+pub enum Format {
+    /// One row per event, options in user units.
+    Csv,
+    /// The spec and every event.
+    Json,
+}
+
+/// `agora export`
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The study.
+    name: String,
+    /// Output format.
+    #[arg(long, value_enum)]
+    format: Format,
+    /// Write here instead of to standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    db: Db,
+}
+
+/// `agora plot`
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// The study.
+    name: String,
+    /// The figure: a `.svg` or `.png` file.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    #[command(flatten)]
+    db: Db,
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "agora")]
+struct LiveCli {
+    #[command(subcommand)]
+    cmd: LiveCommand,
+}
+
+/// Parse `args` (without the program name) as one of the study commands and execute it,
+/// writing what it prints to `out`. Help and version requests print and succeed; every
+/// other problem is an error naming the field and the allowed values.
+// The binary parses with its whole command tree and calls `execute`; `run` is for tests.
+#[cfg_attr(not(test), allow(dead_code))]
+pub fn run<I, T>(args: I, out: &mut impl Write) -> Result<()>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let argv = std::iter::once(OsString::from("agora")).chain(args.into_iter().map(Into::into));
+    match LiveCli::try_parse_from(argv) {
+        Ok(cli) => execute(cli.cmd, out),
+        Err(e) => match e.kind() {
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                write!(out, "{}", e.render())?;
+                Ok(())
+            }
+            _ => Err(anyhow!("{}", e.render().to_string().trim_end())),
+        },
+    }
+}
+
+/// Execute a parsed study command, writing to `out`.
+pub fn execute(cmd: LiveCommand, out: &mut impl Write) -> Result<()> {
+    match dispatch(cmd, out) {
+        // A reader that stops early (`agora export ... | head`) is not a failure.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+fn dispatch(cmd: LiveCommand, out: &mut impl Write) -> Result<()> {
+    match cmd {
+        LiveCommand::Study {
+            cmd: StudyCommand::Create(a),
+        } => create::create(a, out),
+        LiveCommand::Study {
+            cmd: StudyCommand::List { db },
+        } => create::list(&db.db, out),
+        LiveCommand::Study {
+            cmd: StudyCommand::Tokens { name, url, db },
+        } => {
+            let store = open_existing(&db.db)?;
+            let stored = store.study(&name)?;
+            create::print_tokens(
+                out,
+                &stored.spec.name,
+                &stored.facilitator_token,
+                &stored.spec.participants,
+                &stored.participant_tokens,
+                &url,
+            )
+        }
+        LiveCommand::Ask(a) => show::ask(a, out),
+        LiveCommand::Tell(a) => tell::tell(a, out),
+        LiveCommand::Status(a) => show::status(a, out),
+        LiveCommand::Best(a) => show::best(a, out),
+        LiveCommand::Export(a) => show::export(a, out),
+        LiveCommand::Plot(a) => show::plot_cmd(a, out),
+    }
+}
+
+/// The store at `path`, which must exist (only `study create` makes a new file).
+fn open_existing(path: &Path) -> Result<Arc<dyn Store>> {
+    if !path.is_file() {
+        bail!(
+            "no study file at `{}`: create a study first (`agora study create NAME ...`), or \
+             point --db (or AGORA_DB) at an existing file",
+            path.display()
+        );
+    }
+    let store = SqliteStore::open(path)
+        .with_context(|| format!("opening the study file `{}`", path.display()))?;
+    Ok(Arc::new(store))
+}
+
+fn open_study(db: &Db, name: &str) -> Result<LiveStudy> {
+    let store = open_existing(&db.db)?;
+    Ok(LiveStudy::open(store, name)?)
+}

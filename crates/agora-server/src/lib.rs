@@ -1,0 +1,683 @@
+//! agora-server: the HTTP API over the study operations, and the embedded web page where a
+//! facilitator runs a meeting and participants answer from their phones.
+//!
+//! Every operation is the one the CLI runs ([`agora_study::live::LiveStudy`]); the server
+//! adds tokens, JSON and live updates. A ballot is acknowledged (HTTP 200) only after its
+//! event is committed to the SQLite file, so a crash loses no acknowledged vote, and a
+//! restarted server replays the log to the exact same next query.
+//!
+//! **Tokens.** Each study has a facilitator token (everything, except writing someone
+//! else's private vote) and one token per participant (their own ballots; public
+//! information). Tokens travel as `Authorization: Bearer …` or `?token=…` (for links and
+//! for the browser's `EventSource`). Creating studies over HTTP needs the server's admin
+//! token. Private ballots are written only with their participant's token and read only
+//! with the facilitator's.
+//!
+//! **Errors** are JSON: `{"error": {"code": …, "message": …}}` with 400 (bad input: the
+//! message names the field and the allowed values), 401 (no or unknown token), 403 (token
+//! not allowed to do this), 404 (unknown study or route), 409 (the query is no longer
+//! open), 413 (body over 64 KiB) and 500 (the store failed).
+
+pub mod bench;
+pub mod demo;
+pub mod load;
+
+use agora_study::live::{
+    Actor, Ballot, LiveStudy, Outcome, SqliteStore, Store, StoreError, StudyError, StudySpec,
+};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::watch;
+
+/// Largest request body accepted.
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// The OpenAPI description served at `/api/openapi.json`.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+const INDEX_HTML: &str = include_str!("../web/index.html");
+const APP_JS: &str = include_str!("../web/app.js");
+const STYLE_CSS: &str = include_str!("../web/style.css");
+
+/// One open study: its state and a channel announcing changes (the log length).
+struct Entry {
+    study: Mutex<LiveStudy>,
+    changed: watch::Sender<u64>,
+}
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    studies: Mutex<HashMap<String, Arc<Entry>>>,
+    admin_token: Option<String>,
+}
+
+impl AppState {
+    /// State over a store; `admin_token` enables creating studies over HTTP.
+    pub fn new(store: Arc<dyn Store>, admin_token: Option<String>) -> AppState {
+        AppState {
+            inner: Arc::new(Inner {
+                store,
+                studies: Mutex::new(HashMap::new()),
+                admin_token,
+            }),
+        }
+    }
+
+    /// State over the SQLite file at `path`.
+    pub fn open(path: &std::path::Path, admin_token: Option<String>) -> Result<AppState, ApiError> {
+        let store = SqliteStore::open(path).map_err(|e| ApiError::from(StudyError::from(e)))?;
+        Ok(AppState::new(Arc::new(store), admin_token))
+    }
+
+    /// The store.
+    pub fn store(&self) -> Arc<dyn Store> {
+        self.inner.store.clone()
+    }
+
+    fn entry(&self, name: &str) -> Result<Arc<Entry>, ApiError> {
+        let mut map = self.inner.studies.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = map.get(name) {
+            return Ok(e.clone());
+        }
+        let study = LiveStudy::open(self.inner.store.clone(), name)?;
+        let (tx, _) = watch::channel(study.seq());
+        let e = Arc::new(Entry {
+            study: Mutex::new(study),
+            changed: tx,
+        });
+        map.insert(name.to_string(), e.clone());
+        Ok(e)
+    }
+
+    /// Run `f` on the study `name` on a blocking thread, announcing a change when the log
+    /// grew.
+    async fn with_study<T, F>(&self, name: String, f: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut LiveStudy) -> Result<T, ApiError> + Send + 'static,
+    {
+        let state = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let entry = state.entry(&name)?;
+            let mut study = entry.study.lock().unwrap_or_else(|p| p.into_inner());
+            let before = study.seq();
+            let out = f(&mut study);
+            let after = study.seq();
+            if after != before {
+                entry.changed.send_replace(after);
+            }
+            out
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
+    }
+
+    /// Create a study (as the server's owner would) and return its stored record.
+    pub fn create_study(
+        &self,
+        spec: StudySpec,
+    ) -> Result<agora_study::live::StoredStudy, ApiError> {
+        let study = LiveStudy::create(self.inner.store.clone(), spec)?;
+        let stored = study.stored().clone();
+        let (tx, _) = watch::channel(study.seq());
+        let mut map = self.inner.studies.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(
+            stored.spec.name.clone(),
+            Arc::new(Entry {
+                study: Mutex::new(study),
+                changed: tx,
+            }),
+        );
+        Ok(stored)
+    }
+
+    /// Cast a ballot as `participant` (used by the demo's simulated agents).
+    pub async fn cast(
+        &self,
+        study: &str,
+        participant: &str,
+        query_id: u64,
+        ballot: Ballot,
+    ) -> Result<Outcome, ApiError> {
+        let p = participant.to_string();
+        self.with_study(study.to_string(), move |s| {
+            Ok(s.ballot(&Actor::Participant(p.clone()), query_id, &p, ballot)?)
+        })
+        .await
+    }
+
+    /// Run `f` on a study (read-only use).
+    pub async fn inspect<T, F>(&self, study: &str, f: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&LiveStudy) -> T + Send + 'static,
+    {
+        self.with_study(study.to_string(), move |s| {
+            s.sync()?;
+            Ok(f(s))
+        })
+        .await
+    }
+
+    /// A receiver that changes when the study's log grows.
+    pub fn subscribe(&self, study: &str) -> Result<watch::Receiver<u64>, ApiError> {
+        Ok(self.entry(study)?.changed.subscribe())
+    }
+}
+
+/// An API error with its HTTP status and a machine-readable code.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    field: Option<String>,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            field: None,
+        }
+    }
+
+    fn internal(message: String) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+
+    fn unauthorized() -> ApiError {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a token is required: `Authorization: Bearer TOKEN` or `?token=TOKEN` (the \
+             facilitator's or a participant's, as printed by `agora study create`)",
+        )
+    }
+
+    fn bad(field: &str, message: impl Into<String>) -> ApiError {
+        let mut e = ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", message);
+        e.field = Some(field.to_string());
+        e
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.status, self.code, self.message)
+    }
+}
+
+impl From<StudyError> for ApiError {
+    fn from(e: StudyError) -> ApiError {
+        let msg = e.to_string();
+        match e {
+            StudyError::Input(agora_core::Error::InvalidInput { field, .. })
+            | StudyError::Input(agora_core::Error::Dimension { field, .. }) => {
+                let mut a = ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", msg);
+                a.field = Some(field);
+                a
+            }
+            StudyError::Input(agora_core::Error::UnknownId { kind, .. }) => {
+                let mut a = ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", msg);
+                a.field = Some(kind);
+                a
+            }
+            StudyError::Input(agora_core::Error::State(_)) => {
+                ApiError::new(StatusCode::CONFLICT, "invalid_state", msg)
+            }
+            StudyError::Input(_) => ApiError::internal(msg),
+            StudyError::NotPending(_) => ApiError::new(StatusCode::CONFLICT, "not_pending", msg),
+            StudyError::Forbidden(_) => ApiError::new(StatusCode::FORBIDDEN, "forbidden", msg),
+            StudyError::Diverged(_) => ApiError::internal(msg),
+            // The message does not list the other studies (the store's does, for the CLI).
+            StudyError::Store(StoreError::UnknownStudy(name, _)) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "unknown_study",
+                format!("unknown study `{name}`"),
+            ),
+            StudyError::Store(StoreError::Exists(_)) => {
+                ApiError::new(StatusCode::CONFLICT, "exists", msg)
+            }
+            StudyError::Store(StoreError::Conflict { .. }) => {
+                ApiError::new(StatusCode::CONFLICT, "conflict", msg)
+            }
+            StudyError::Store(_) => ApiError::internal(msg),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = json!({"error": {"code": self.code, "message": self.message}});
+        if let Some(f) = self.field {
+            body["error"]["field"] = f.into();
+        }
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+/// The token of a request: `Authorization: Bearer`, else `?token=`.
+fn token_of(headers: &HeaderMap, q: &TokenQuery) -> Option<String> {
+    if let Some(v) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        && let Some(t) = v.strip_prefix("Bearer ")
+    {
+        return Some(t.trim().to_string());
+    }
+    q.token.clone()
+}
+
+#[derive(Debug, Default)]
+struct TokenQuery {
+    token: Option<String>,
+    format: Option<String>,
+}
+
+impl TokenQuery {
+    /// `token=` and `format=` from a query string (tokens are hex and formats plain words,
+    /// so no percent-decoding is needed; anything else is ignored).
+    fn parse(raw: Option<&str>) -> TokenQuery {
+        let mut q = TokenQuery::default();
+        for pair in raw.unwrap_or("").split('&') {
+            match pair.split_once('=') {
+                Some(("token", v)) => q.token = Some(v.to_string()),
+                Some(("format", v)) => q.format = Some(v.to_string()),
+                _ => {}
+            }
+        }
+        q
+    }
+}
+
+/// The study name, token and options of a request; never rejects with anything but a
+/// structured [`ApiError`].
+struct Ctx {
+    name: String,
+    token: Option<String>,
+    format: Option<String>,
+}
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Ctx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let Path(name) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::bad("study", e.body_text()))?;
+        let q = TokenQuery::parse(parts.uri.query());
+        let token = token_of(&parts.headers, &q);
+        Ok(Ctx {
+            name,
+            token,
+            format: q.format,
+        })
+    }
+}
+
+fn body_ok(
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Bytes, ApiError> {
+    body.map_err(|e| {
+        let status = e.status();
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                status,
+                "payload_too_large",
+                format!("the request body is over the {BODY_LIMIT}-byte limit"),
+            )
+        } else {
+            ApiError::new(status, "bad_body", e.body_text())
+        }
+    })
+}
+
+fn parse_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad(
+            "body",
+            format!("the request body is not valid JSON for this endpoint: {e}"),
+        )
+    })
+}
+
+fn check_name(name: &str) -> Result<(), ApiError> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown_study",
+            format!("unknown study `{name}`: names are 1 to 64 characters of a-z, 0-9, '-', '_'"),
+        ));
+    }
+    Ok(())
+}
+
+async fn actor(state: &AppState, name: &str, token: Option<String>) -> Result<Actor, ApiError> {
+    check_name(name)?;
+    let token = token.ok_or_else(ApiError::unauthorized)?;
+    state
+        .with_study(name.to_string(), move |s| {
+            s.actor_for_token(&token).ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "unknown token for this study",
+                )
+            })
+        })
+        .await
+}
+
+#[derive(Serialize)]
+struct Me {
+    role: &'static str,
+    participant: Option<String>,
+}
+
+fn me(a: &Actor) -> Me {
+    match a {
+        Actor::Owner | Actor::Facilitator => Me {
+            role: "facilitator",
+            participant: None,
+        },
+        Actor::Participant(p) => Me {
+            role: "participant",
+            participant: Some(p.clone()),
+        },
+    }
+}
+
+async fn status(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
+    let name = ctx.name;
+    let a = actor(&state, &name, ctx.token).await?;
+    let who = me(&a);
+    let (st, seq) = state
+        .inspect(&name, move |s| (s.status(&a), s.seq()))
+        .await?;
+    Ok(axum::Json(json!({"you": who, "seq": seq, "status": st})).into_response())
+}
+
+async fn pending(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
+    let name = ctx.name;
+    let a = actor(&state, &name, ctx.token).await?;
+    let v = state.inspect(&name, move |s| s.pending_view(&a)).await?;
+    Ok(axum::Json(json!({ "pending": v })).into_response())
+}
+
+async fn best(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
+    let name = ctx.name;
+    actor(&state, &name, ctx.token).await?;
+    let r = state.inspect(&name, |s| s.recommendation()).await?;
+    Ok(axum::Json(json!({ "recommendation": r })).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BallotBody {
+    query_id: u64,
+    /// Defaults to the token's participant.
+    participant: Option<String>,
+    ballot: Ballot,
+}
+
+async fn ballot(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body_ok(body)?;
+    let name = ctx.name;
+    let a = actor(&state, &name, ctx.token).await?;
+    let b: BallotBody = parse_body(&body)?;
+    let participant = match (&b.participant, &a) {
+        (Some(p), _) => p.clone(),
+        (None, Actor::Participant(p)) => p.clone(),
+        (None, _) => {
+            return Err(ApiError::bad(
+                "participant",
+                "the facilitator must name the participant whose (public) vote this is",
+            ));
+        }
+    };
+    let (outcome, seq, open) = state
+        .with_study(name, move |s| {
+            let o = s.ballot(&a, b.query_id, &participant, b.ballot)?;
+            Ok((o, s.seq(), s.pending().map(|q| q.id)))
+        })
+        .await?;
+    Ok(axum::Json(json!({"outcome": outcome, "seq": seq, "open_query": open})).into_response())
+}
+
+async fn answer(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body_ok(body)?;
+    let name = ctx.name;
+    let a = actor(&state, &name, ctx.token).await?;
+    let ans: agora_core::Answer = parse_body(&body)?;
+    let (outcome, seq, open) = state
+        .with_study(name, move |s| {
+            let o = s.tell(&a, ans)?;
+            Ok((o, s.seq(), s.pending().map(|q| q.id)))
+        })
+        .await?;
+    Ok(axum::Json(json!({"outcome": outcome, "seq": seq, "open_query": open})).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CloseBody {
+    query_id: u64,
+}
+
+async fn close(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body_ok(body)?;
+    let name = ctx.name;
+    let a = actor(&state, &name, ctx.token).await?;
+    let b: CloseBody = parse_body(&body)?;
+    let (outcome, seq, open) = state
+        .with_study(name, move |s| {
+            let o = s.close(&a, b.query_id)?;
+            Ok((o, s.seq(), s.pending().map(|q| q.id)))
+        })
+        .await?;
+    Ok(axum::Json(json!({"outcome": outcome, "seq": seq, "open_query": open})).into_response())
+}
+
+async fn events(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
+    let name = ctx.name;
+    let a = actor(&state, &name, ctx.token).await?;
+    match ctx.format.as_deref() {
+        None | Some("json") => {
+            let ev = state.with_study(name, move |s| Ok(s.events(&a)?)).await?;
+            Ok(axum::Json(json!({ "events": ev })).into_response())
+        }
+        Some("csv") => {
+            let csv = state
+                .with_study(name, move |s| Ok(s.export_csv(&a)?))
+                .await?;
+            Ok(([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], csv).into_response())
+        }
+        Some(f) => Err(ApiError::bad(
+            "format",
+            format!("unknown format {f:?}; allowed: json, csv"),
+        )),
+    }
+}
+
+async fn plot(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
+    let name = ctx.name;
+    actor(&state, &name, ctx.token).await?;
+    let svg = state
+        .with_study(name, |s| {
+            s.sync()?;
+            Ok(agora_study::live::plot::plot_svg(s)?)
+        })
+        .await?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "image/svg+xml"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        svg,
+    )
+        .into_response())
+}
+
+async fn stream(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
+    let name = ctx.name;
+    actor(&state, &name, ctx.token).await?;
+    let rx = state.subscribe(&name)?;
+    let s = futures_util::stream::unfold((rx, true), |(mut rx, first)| async move {
+        if !first && rx.changed().await.is_err() {
+            return None;
+        }
+        let seq = *rx.borrow_and_update();
+        let ev = SseEvent::default().event("changed").data(seq.to_string());
+        Some((Ok::<_, std::convert::Infallible>(ev), (rx, false)))
+    });
+    Ok(Sse::new(s).keep_alive(KeepAlive::default()).into_response())
+}
+
+async fn create(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body_ok(body)?;
+    let q = TokenQuery::parse(uri.query());
+    let ok = match (&state.inner.admin_token, token_of(&headers, &q)) {
+        (Some(admin), Some(t)) => admin.len() == t.len() && admin.as_bytes() == t.as_bytes(),
+        _ => false,
+    };
+    if !ok {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "creating a study needs the server's admin token (printed by `agora serve`)",
+        ));
+    }
+    let spec: StudySpec = parse_body(&body)?;
+    let st = state.clone();
+    let stored = tokio::task::spawn_blocking(move || st.create_study(spec))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))??;
+    let participants: serde_json::Map<String, serde_json::Value> = stored
+        .spec
+        .participants
+        .iter()
+        .zip(&stored.participant_tokens)
+        .map(|(p, t)| (p.clone(), t.clone().into()))
+        .collect();
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(json!({
+            "study": stored.spec.name,
+            "facilitator_token": stored.facilitator_token,
+            "participant_tokens": participants,
+        })),
+    )
+        .into_response())
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such endpoint; see /api/openapi.json",
+    )
+}
+
+fn page(body: &'static str, ctype: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(ctype)),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// The router: the API under `/api`, the page at `/`.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route(
+            "/",
+            get(|| async { page(INDEX_HTML, "text/html; charset=utf-8") }),
+        )
+        .route(
+            "/app.js",
+            get(|| async { page(APP_JS, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/style.css",
+            get(|| async { page(STYLE_CSS, "text/css; charset=utf-8") }),
+        )
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/api/openapi.json",
+            get(|| async { page(OPENAPI, "application/json") }),
+        )
+        .route("/api/studies", post(create))
+        .route("/api/studies/{name}", get(status))
+        .route("/api/studies/{name}/query", get(pending))
+        .route("/api/studies/{name}/best", get(best))
+        .route("/api/studies/{name}/ballot", post(ballot))
+        .route("/api/studies/{name}/answer", post(answer))
+        .route("/api/studies/{name}/close", post(close))
+        .route("/api/studies/{name}/events", get(events))
+        .route("/api/studies/{name}/plot.svg", get(plot))
+        .route("/api/studies/{name}/stream", get(stream))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state)
+}
+
+/// Serve `router(state)` on `addr` until Ctrl-C.
+pub async fn serve(state: AppState, addr: std::net::SocketAddr) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+}

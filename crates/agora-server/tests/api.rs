@@ -1,0 +1,427 @@
+//! The HTTP API: tokens, private ballots, structured errors, size limits, and a fuzz of
+//! the JSON bodies.
+
+use agora_core::Space;
+use agora_server::{AppState, BODY_LIMIT, router};
+use agora_study::live::{MethodSpec, SqliteStore, StoredStudy, StudySpec};
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tower::ServiceExt;
+
+fn state() -> AppState {
+    AppState::new(
+        Arc::new(SqliteStore::in_memory().unwrap()),
+        Some("admin-secret".into()),
+    )
+}
+
+fn social(state: &AppState) -> StoredStudy {
+    state
+        .create_study(StudySpec {
+            name: "meet".into(),
+            description: "x".into(),
+            space: Space::reals(&[(15.0, 35.0), (0.3, 1.5)]).unwrap(),
+            method: MethodSpec::from_knobs(
+                "social",
+                &[
+                    ("candidates".into(), "16".into()),
+                    ("init_pairs".into(), "2".into()),
+                ],
+            )
+            .unwrap(),
+            seed: 3,
+            participants: vec!["ann".into(), "bob".into(), "cy".into()],
+        })
+        .unwrap()
+}
+
+async fn call(
+    state: &AppState,
+    method: &str,
+    uri: &str,
+    token: Option<&str>,
+    body: Option<String>,
+) -> (StatusCode, Value) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let req = req
+        .header("content-type", "application/json")
+        .body(body.map(Body::from).unwrap_or_else(Body::empty))
+        .unwrap();
+    let res = router(state.clone()).oneshot(req).await.unwrap();
+    let status = res.status();
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 22)
+        .await
+        .unwrap();
+    let v = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    (status, v)
+}
+
+fn vote(query_id: u64, choice: Option<usize>) -> String {
+    json!({"query_id": query_id, "ballot": {"type": "vote", "choice": choice}}).to_string()
+}
+
+/// Cast every participant's vote on the open query with their own token.
+async fn vote_round(state: &AppState, st: &StoredStudy) -> Value {
+    let (_, s) = call(
+        state,
+        "GET",
+        "/api/studies/meet/query",
+        Some(&st.facilitator_token),
+        None,
+    )
+    .await;
+    let q = s["pending"]["query_id"].as_u64().unwrap();
+    for t in &st.participant_tokens {
+        let (code, v) = call(
+            state,
+            "POST",
+            "/api/studies/meet/ballot",
+            Some(t),
+            Some(vote(q, Some(0))),
+        )
+        .await;
+        assert_eq!(code, StatusCode::OK, "{v}");
+    }
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_votes_cannot_be_forged_or_read_without_the_right_token() {
+    let state = state();
+    let st = social(&state);
+    let (fac, ann, bob) = (
+        st.facilitator_token.clone(),
+        st.participant_tokens[0].clone(),
+        st.participant_tokens[1].clone(),
+    );
+    // Public rounds until Social BO asks a private ballot.
+    let mut q = Value::Null;
+    for _ in 0..12 {
+        let (_, s) = call(&state, "GET", "/api/studies/meet/query", Some(&fac), None).await;
+        if s["pending"]["channel"] == "private" {
+            q = s["pending"].clone();
+            break;
+        }
+        vote_round(&state, &st).await;
+    }
+    assert_eq!(q["channel"], "private", "no private round in 12: {q}");
+    let id = q["query_id"].as_u64().unwrap();
+    // ann votes privately with her own token.
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies/meet/ballot",
+        Some(&ann),
+        Some(vote(id, Some(1))),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK, "{v}");
+    assert_eq!(v["outcome"], "recorded");
+    // bob cannot cast (forge) ann's private vote, nor can the facilitator.
+    let forged =
+        json!({"query_id": id, "participant": "ann", "ballot": {"type": "vote", "choice": 0}})
+            .to_string();
+    for t in [&bob, &fac] {
+        let (code, v) = call(
+            &state,
+            "POST",
+            "/api/studies/meet/ballot",
+            Some(t),
+            Some(forged.clone()),
+        )
+        .await;
+        assert_eq!(code, StatusCode::FORBIDDEN, "{v}");
+        assert_eq!(v["error"]["code"], "forbidden");
+    }
+    // No token, or a made-up one: 401.
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies/meet/ballot",
+        None,
+        Some(forged.clone()),
+    )
+    .await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED, "{v}");
+    let (code, _) = call(
+        &state,
+        "GET",
+        "/api/studies/meet/query",
+        Some("0123456789abcdef0123456789abcdef"),
+        None,
+    )
+    .await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED);
+    // bob sees that ann voted, not how; the facilitator sees how.
+    let (_, s) = call(&state, "GET", "/api/studies/meet/query", Some(&bob), None).await;
+    assert_eq!(s["pending"]["voted"], json!(["ann"]));
+    assert_eq!(s["pending"]["ballots"], json!({}));
+    let (_, s) = call(&state, "GET", "/api/studies/meet/query", Some(&fac), None).await;
+    assert_eq!(s["pending"]["ballots"]["ann"]["choice"], 1);
+    // The log: bob's copy has no private ballot of ann's; the facilitator's has it.
+    let (_, e) = call(&state, "GET", "/api/studies/meet/events", Some(&bob), None).await;
+    let private_of_ann = |e: &Value| {
+        e["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["type"] == "ballot" && x["participant"] == "ann" && x["query_id"] == id)
+    };
+    assert!(!private_of_ann(&e));
+    let (_, e) = call(&state, "GET", "/api/studies/meet/events", Some(&fac), None).await;
+    assert!(private_of_ann(&e));
+    // A participant cannot export the CSV with others' private ballots either.
+    let (code, csv) = call(
+        &state,
+        "GET",
+        "/api/studies/meet/events?format=csv",
+        Some(&bob),
+        None,
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    assert!(
+        !csv.as_str()
+            .unwrap()
+            .contains(&format!(",{id},ann,private,"))
+    );
+    // The plot: an SVG for either role.
+    for t in [&bob, &fac] {
+        let (code, svg) = call(&state, "GET", "/api/studies/meet/plot.svg", Some(t), None).await;
+        assert_eq!(code, StatusCode::OK);
+        assert!(svg.as_str().unwrap().contains("<svg"), "{svg}");
+    }
+    // Only the facilitator closes rounds.
+    let close = json!({"query_id": id}).to_string();
+    let (code, _) = call(
+        &state,
+        "POST",
+        "/api/studies/meet/close",
+        Some(&bob),
+        Some(close.clone()),
+    )
+    .await;
+    assert_eq!(code, StatusCode::FORBIDDEN);
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies/meet/close",
+        Some(&fac),
+        Some(close),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK, "{v}");
+    // Voting on the closed round: 409 with the open query named.
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies/meet/ballot",
+        Some(&bob),
+        Some(vote(id, Some(0))),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CONFLICT, "{v}");
+    assert_eq!(v["error"]["code"], "not_pending");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("open query"),
+        "{v}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_are_structured_and_name_the_field() {
+    let state = state();
+    let st = social(&state);
+    let ann = st.participant_tokens[0].clone();
+    let cases: Vec<(&str, &str, Option<String>, StatusCode, &str)> = vec![
+        ("POST", "/api/studies/meet/ballot", Some("{not json".into()), StatusCode::BAD_REQUEST, "body"),
+        ("POST", "/api/studies/meet/ballot", Some(json!({"query_id": 0, "ballot": {"type": "vote", "choice": 5}}).to_string()), StatusCode::BAD_REQUEST, "choice"),
+        ("POST", "/api/studies/meet/ballot", Some(json!({"query_id": 0, "ballot": {"type": "rating", "value": 1.0}}).to_string()), StatusCode::BAD_REQUEST, "ballot"),
+        ("POST", "/api/studies/meet/ballot", Some(json!({"query_id": 0, "participant": "zed", "ballot": {"type": "vote", "choice": 0}}).to_string()), StatusCode::BAD_REQUEST, "participant"),
+        ("POST", "/api/studies/meet/ballot", Some(json!({"query_id": 0, "extra": 1, "ballot": {"type": "vote", "choice": 0}}).to_string()), StatusCode::BAD_REQUEST, "body"),
+        ("GET", "/api/studies/nope/query", None, StatusCode::NOT_FOUND, ""),
+        ("GET", "/api/studies/Bad%20Name/query", None, StatusCode::NOT_FOUND, ""),
+        ("GET", "/api/studies/meet/events?format=xml", None, StatusCode::BAD_REQUEST, "format"),
+        ("GET", "/api/nothing", None, StatusCode::NOT_FOUND, ""),
+    ];
+    for (m, uri, body, want, field) in cases {
+        let (code, v) = call(&state, m, uri, Some(&ann), body).await;
+        assert_eq!(code, want, "{m} {uri}: {v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty()),
+            "{v}"
+        );
+        if !field.is_empty() {
+            assert_eq!(v["error"]["field"], field, "{m} {uri}: {v}");
+        }
+    }
+    // An unknown study's 404 does not list the studies that exist.
+    let (_, v) = call(&state, "GET", "/api/studies/nope/query", Some(&ann), None).await;
+    assert!(
+        !v["error"]["message"].as_str().unwrap().contains("meet"),
+        "{v}"
+    );
+    // Bodies over the limit: 413, structured.
+    let big = format!(
+        "{{\"query_id\": 0, \"pad\": \"{}\"}}",
+        "x".repeat(BODY_LIMIT + 10)
+    );
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies/meet/ballot",
+        Some(&ann),
+        Some(big),
+    )
+    .await;
+    assert_eq!(code, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
+    assert_eq!(v["error"]["code"], "payload_too_large");
+    // Creating needs the admin token.
+    let spec = json!({"name": "s2", "space": {"kind": "box", "params": [{"type": "real", "name": "x", "lo": 0.0, "hi": 1.0}]}, "method": {"name": "pairs"}, "participants": ["ann"]}).to_string();
+    let (code, _) = call(
+        &state,
+        "POST",
+        "/api/studies",
+        Some(&ann),
+        Some(spec.clone()),
+    )
+    .await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED);
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies",
+        Some("admin-secret"),
+        Some(spec.clone()),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CREATED, "{v}");
+    let t = v["participant_tokens"]["ann"].as_str().unwrap().to_string();
+    let (code, s) = call(&state, "GET", "/api/studies/s2", Some(&t), None).await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(s["you"]["participant"], "ann");
+    assert_eq!(s["status"]["pending"]["kind"], "compare");
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies",
+        Some("admin-secret"),
+        Some(spec),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CONFLICT, "{v}");
+    // The OpenAPI description parses and lists the endpoints.
+    let (code, o) = call(&state, "GET", "/api/openapi.json", None, None).await;
+    assert_eq!(code, StatusCode::OK);
+    for p in [
+        "/api/studies/{name}",
+        "/api/studies/{name}/ballot",
+        "/api/studies/{name}/answer",
+    ] {
+        assert!(o["paths"].get(p).is_some(), "openapi lacks {p}");
+    }
+}
+
+/// JSON bodies a client might send, well-formed or not.
+fn body_strategy() -> impl Strategy<Value = String> {
+    let choice = prop_oneof![
+        Just(json!(null)),
+        (0u64..4).prop_map(|c| json!(c)),
+        Just(json!(-1)),
+        Just(json!("A")),
+        Just(json!(1e300))
+    ];
+    let ballot = prop_oneof![
+        choice
+            .clone()
+            .prop_map(|c| json!({"type": "vote", "choice": c})),
+        prop_oneof![
+            Just(json!(0.5)),
+            Just(json!("NaN")),
+            Just(json!(null)),
+            Just(json!(1e308))
+        ]
+        .prop_map(|v| json!({"type": "rating", "value": v})),
+        Just(json!({"type": "bogus"})),
+        Just(json!([])),
+    ];
+    let who = prop_oneof![
+        Just(json!(null)),
+        Just(json!("ann")),
+        Just(json!("bob")),
+        Just(json!("zed")),
+        Just(json!("")),
+        Just(json!("\u{0}"))
+    ];
+    let qid = prop_oneof![
+        (0u64..6).prop_map(|q| json!(q)),
+        Just(json!(-3)),
+        Just(json!("0")),
+        Just(json!(u64::MAX))
+    ];
+    let structured = (qid.clone(), who, ballot).prop_map(|(q, w, b)| {
+        let mut o = json!({"query_id": q, "ballot": b});
+        if !w.is_null() {
+            o["participant"] = w;
+        }
+        o.to_string()
+    });
+    let answer = (qid, choice).prop_map(|(q, c)| {
+        json!({"query_id": q, "kind": {"type": "choice", "winner": c, "rater": null}}).to_string()
+    });
+    prop_oneof![
+        4 => structured,
+        2 => answer,
+        1 => ".{0,40}",
+        1 => prop::collection::vec(any::<u8>(), 0..40).prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10_000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// 10,000 bodies against the ballot, answer and close endpoints: every response is
+    /// JSON with a status below 500, and errors carry a non-empty message.
+    #[test]
+    fn fuzzed_bodies_get_clear_errors_never_a_panic(
+        body in body_strategy(),
+        endpoint in prop_oneof![Just("ballot"), Just("answer"), Just("close")],
+        as_facilitator in any::<bool>(),
+    ) {
+        thread_local! {
+            static RT: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            static S: (AppState, StoredStudy) = {
+                let s = state();
+                let group = s.create_study(StudySpec {
+                    name: "meet".into(),
+                    description: String::new(),
+                    space: Space::reals(&[(0.0, 1.0)]).unwrap(),
+                    method: MethodSpec::from_knobs("group-pairs", &[]).unwrap(),
+                    seed: 1,
+                    participants: vec!["ann".into(), "bob".into()],
+                }).unwrap();
+                (s, group)
+            };
+        }
+        let (code, v) = S.with(|(s, st)| {
+            let token = if as_facilitator { st.facilitator_token.clone() } else { st.participant_tokens[0].clone() };
+            RT.with(|rt| rt.block_on(call(s, "POST", &format!("/api/studies/meet/{endpoint}"), Some(&token), Some(body.clone()))))
+        });
+        prop_assert!(code.as_u16() < 500, "{} on {}: {}", code, body, v);
+        if !code.is_success() {
+            prop_assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{}", v);
+        }
+    }
+}
