@@ -713,10 +713,16 @@ impl DsboTask {
     /// episode per evaluation, seed 0, τ = 2 rounds, no distance shaping, heterogeneity
     /// spread 0.5.
     ///
-    /// Errors: `agents = 0`.
+    /// Errors: `agents < 2` (the tasks are multi-agent: roles, role interaction and message
+    /// passing need at least two agents).
     pub fn new(kind: DsboEnvKind, agents: usize) -> Result<DsboTask> {
-        if agents == 0 {
-            return Err(Error::invalid("agents", "must be at least 1"));
+        if agents < 2 {
+            return Err(Error::invalid(
+                "agents",
+                format!(
+                    "a multi-agent task needs at least 2 agents (the paper runs 3 to 15), got {agents}"
+                ),
+            ));
         }
         Ok(DsboTask {
             kind,

@@ -251,7 +251,22 @@ fn the_objective_builder_matches_evaluate() {
         assert!(f(&[0.0; 3]).is_nan());
         assert!(task.evaluate(&[0.0; 3]).is_err());
     }
-    assert!(DsboTask::new(DsboEnvKind::PredPrey, 0).is_err());
+    for kind in [
+        DsboEnvKind::PredPrey,
+        DsboEnvKind::HetPredPrey,
+        DsboEnvKind::DroneDelivery,
+    ] {
+        for n in [0, 1] {
+            let e = DsboTask::new(kind, n).unwrap_err().to_string();
+            assert!(
+                e.contains("`agents`")
+                    && e.contains("at least 2")
+                    && e.contains(&format!("got {n}")),
+                "{e}"
+            );
+        }
+        assert!(DsboTask::new(kind, 2).is_ok());
+    }
     assert!(
         tasks()[0]
             .clone()

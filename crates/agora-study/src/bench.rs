@@ -648,11 +648,12 @@ pub struct DsboBenchRow {
     pub dim: usize,
     /// Observations before the timed iterations.
     pub t: usize,
-    /// Edges of the learned structure (0 for the full kernel).
+    /// Edges of the learned structure (the last repeat's; 0 for the full kernel).
     pub edges: usize,
-    /// Additive kernel terms (maximal cliques, singletons included); 1 for the full kernel.
+    /// Additive kernel terms (maximal cliques, singletons included; the last repeat's); 1
+    /// for the full kernel.
     pub cliques: usize,
-    /// Largest clique (`D` for the full kernel).
+    /// Largest clique (the last repeat's; `D` for the full kernel).
     pub largest: usize,
     /// Repeats (seeds 0..repeats, one after another).
     pub repeats: usize,

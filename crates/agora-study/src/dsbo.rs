@@ -1643,7 +1643,7 @@ fn claims(md: &mut String, exps: &[Experiment], view: &Runs<'_>, rec: &[Recovery
     md.push_str(
         "\nNot tested here: the MuJoCo and multi-agent MuJoCo tables (need an external simulator), the MARL baselines \
          (MADDPG, FACMAC, SOG, …) and the scaling to 15 agents, role assignment on Het. PredPrey (its ablation is not \
-         run), and the Sm/XL sizes.\n",
+         run), the Sm/XL sizes, and the HOM investigation of §4.4 item 3 (per-role action PCA, connectivity ratio).\n",
     );
 }
 
