@@ -451,32 +451,49 @@ struct BallotBody {
     ballot: Ballot,
 }
 
+/// A POST that changes the study: parse the body as `B`, run `op` as the token's actor, and
+/// reply with the outcome, the log length and the open query.
+async fn mutate<B, F>(
+    state: AppState,
+    ctx: Ctx,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    op: F,
+) -> Result<Response, ApiError>
+where
+    B: serde::de::DeserializeOwned + Send + 'static,
+    F: FnOnce(&mut LiveStudy, &Actor, B) -> Result<Outcome, ApiError> + Send + 'static,
+{
+    let body = body_ok(body)?;
+    let a = actor(&state, &ctx.name, ctx.token).await?;
+    let b: B = parse_body(&body)?;
+    let (outcome, seq, open) = state
+        .with_study(ctx.name, move |s| {
+            let o = op(s, &a, b)?;
+            Ok((o, s.seq(), s.pending().map(|q| q.id)))
+        })
+        .await?;
+    Ok(axum::Json(json!({"outcome": outcome, "seq": seq, "open_query": open})).into_response())
+}
+
 async fn ballot(
     State(state): State<AppState>,
     ctx: Ctx,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body = body_ok(body)?;
-    let name = ctx.name;
-    let a = actor(&state, &name, ctx.token).await?;
-    let b: BallotBody = parse_body(&body)?;
-    let participant = match (&b.participant, &a) {
-        (Some(p), _) => p.clone(),
-        (None, Actor::Participant(p)) => p.clone(),
-        (None, _) => {
-            return Err(ApiError::bad(
-                "participant",
-                "the facilitator must name the participant whose (public) vote this is",
-            ));
-        }
-    };
-    let (outcome, seq, open) = state
-        .with_study(name, move |s| {
-            let o = s.ballot(&a, b.query_id, &participant, b.ballot)?;
-            Ok((o, s.seq(), s.pending().map(|q| q.id)))
-        })
-        .await?;
-    Ok(axum::Json(json!({"outcome": outcome, "seq": seq, "open_query": open})).into_response())
+    mutate(state, ctx, body, |s, a, b: BallotBody| {
+        let participant = match (&b.participant, a) {
+            (Some(p), _) => p.clone(),
+            (None, Actor::Participant(p)) => p.clone(),
+            (None, _) => {
+                return Err(ApiError::bad(
+                    "participant",
+                    "the facilitator must name the participant whose (public) vote this is",
+                ));
+            }
+        };
+        Ok(s.ballot(a, b.query_id, &participant, b.ballot)?)
+    })
+    .await
 }
 
 async fn answer(
@@ -484,17 +501,10 @@ async fn answer(
     ctx: Ctx,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body = body_ok(body)?;
-    let name = ctx.name;
-    let a = actor(&state, &name, ctx.token).await?;
-    let ans: agora_core::Answer = parse_body(&body)?;
-    let (outcome, seq, open) = state
-        .with_study(name, move |s| {
-            let o = s.tell(&a, ans)?;
-            Ok((o, s.seq(), s.pending().map(|q| q.id)))
-        })
-        .await?;
-    Ok(axum::Json(json!({"outcome": outcome, "seq": seq, "open_query": open})).into_response())
+    mutate(state, ctx, body, |s, a, ans: agora_core::Answer| {
+        Ok(s.tell(a, ans)?)
+    })
+    .await
 }
 
 #[derive(Deserialize)]
@@ -508,17 +518,10 @@ async fn close(
     ctx: Ctx,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body = body_ok(body)?;
-    let name = ctx.name;
-    let a = actor(&state, &name, ctx.token).await?;
-    let b: CloseBody = parse_body(&body)?;
-    let (outcome, seq, open) = state
-        .with_study(name, move |s| {
-            let o = s.close(&a, b.query_id)?;
-            Ok((o, s.seq(), s.pending().map(|q| q.id)))
-        })
-        .await?;
-    Ok(axum::Json(json!({"outcome": outcome, "seq": seq, "open_query": open})).into_response())
+    mutate(state, ctx, body, |s, a, b: CloseBody| {
+        Ok(s.close(a, b.query_id)?)
+    })
+    .await
 }
 
 async fn events(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {

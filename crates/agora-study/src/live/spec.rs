@@ -169,6 +169,23 @@ fn pair_rule(rule: &str) -> Result<PairRule> {
     }
 }
 
+/// Social BO's welfare weight ρ ∈ (0, 1] and private-vote decay q ∈ (0, 1).
+fn check_rho_q(rho: f64, q: f64) -> Result<()> {
+    if !(rho > 0.0 && rho <= 1.0) {
+        return Err(Error::invalid(
+            "method.rho",
+            format!("must lie in (0, 1]; got {rho}"),
+        ));
+    }
+    if !(q > 0.0 && q < 1.0) {
+        return Err(Error::invalid(
+            "method.q",
+            format!("must lie in (0, 1); got {q}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `s` is a valid study or participant name.
 fn check_name(field: &str, s: &str, max: usize, strict: bool) -> Result<()> {
     let ok_char = |c: char| {
@@ -292,18 +309,7 @@ impl StudySpec {
                         ));
                     }
                 };
-                if !(*rho > 0.0 && *rho <= 1.0) {
-                    return Err(Error::invalid(
-                        "method.rho",
-                        format!("must lie in (0, 1]; got {rho}"),
-                    ));
-                }
-                if !(*q > 0.0 && *q < 1.0) {
-                    return Err(Error::invalid(
-                        "method.q",
-                        format!("must lie in (0, 1); got {q}"),
-                    ));
-                }
+                check_rho_q(*rho, *q)?;
                 if !(*lengthscale > 0.0 && lengthscale.is_finite()) {
                     return Err(Error::invalid(
                         "method.lengthscale",
@@ -325,18 +331,7 @@ impl StudySpec {
                 Box::new(Sbo::new(space, cfg, seed)?)
             }
             MethodSpec::SocialRatings { rho, q, init } => {
-                if !(*rho > 0.0 && *rho <= 1.0) {
-                    return Err(Error::invalid(
-                        "method.rho",
-                        format!("must lie in (0, 1]; got {rho}"),
-                    ));
-                }
-                if !(*q > 0.0 && *q < 1.0) {
-                    return Err(Error::invalid(
-                        "method.q",
-                        format!("must lie in (0, 1); got {q}"),
-                    ));
-                }
+                check_rho_q(*rho, *q)?;
                 if *init == 0 {
                     return Err(Error::invalid("method.init", "must be at least 1"));
                 }
