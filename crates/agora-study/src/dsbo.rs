@@ -535,21 +535,21 @@ fn running_max(ys: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// The black-box methods of the suite (REINFORCE aside).
+const BLACK_BOX: [&str; 7] = [
+    "dsbo",
+    "dsbo-batch",
+    "gp-ucb",
+    "random",
+    "random-structure",
+    "turbo",
+    "cma-es",
+];
+
 fn unknown_method(m: &str) -> Error {
-    Error::unknown(
-        "method",
-        m,
-        &[
-            "dsbo",
-            "dsbo-batch",
-            "gp-ucb",
-            "random",
-            "random-structure",
-            "turbo",
-            "cma-es",
-            "reinforce",
-        ],
-    )
+    let mut known = BLACK_BOX.to_vec();
+    known.push("reinforce");
+    Error::unknown("method", m, &known)
 }
 
 /// Run one method on one experiment.
@@ -1319,15 +1319,7 @@ pub fn report_markdown(
             "\n## REINFORCE across reward schedules\n\n| task | dense | sparse-5 | sparse-25 | delay-10 | best black-box method at sparse-25 |\n|---|---|---|---|---|---|\n",
         );
         let scheds = ["dense", "sparse-5", "sparse-25", "delay-10"];
-        let bb = [
-            "dsbo",
-            "dsbo-batch",
-            "gp-ucb",
-            "random",
-            "random-structure",
-            "turbo",
-            "cma-es",
-        ];
+        let bb = BLACK_BOX;
         let mut notes = Vec::new();
         let mut dense_gains: Vec<Verdict> = Vec::new();
         for size in &sizes {
