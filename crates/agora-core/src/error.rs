@@ -8,6 +8,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Input errors always name the offending field and say what is allowed, so a person at the
 /// CLI or a web page can fix the input without reading code.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A value is outside its allowed set (NaN, infinite, out of range, empty, unknown name).
     #[error("invalid `{field}`: {reason}")]
@@ -41,9 +42,20 @@ pub enum Error {
     /// indefinite at the largest allowed jitter).
     #[error("numerical failure: {0}")]
     Numerical(String),
-    /// An operation that is not valid in the current state (e.g. `tell` with no open query).
+    /// An operation that is not valid in the current state.
     #[error("invalid state: {0}")]
     State(String),
+    /// `tell` with no open query.
+    #[error("invalid state: no open query: call ask before tell")]
+    NoOpenQuery,
+    /// A respondent was asked a kind of query it cannot answer.
+    #[error("{respondent} cannot answer a `{kind}` query")]
+    UnsupportedQuery {
+        /// Who was asked, e.g. `oracle`.
+        respondent: String,
+        /// The query's kind, e.g. `group_vote`.
+        kind: String,
+    },
 }
 
 impl Error {
@@ -76,6 +88,16 @@ impl Error {
             kind: kind.into(),
             id: id.into(),
             hint,
+        }
+    }
+}
+
+impl Error {
+    /// Shorthand for [`Error::UnsupportedQuery`].
+    pub fn unsupported_query(respondent: &str, query: &crate::Query) -> Self {
+        Error::UnsupportedQuery {
+            respondent: respondent.into(),
+            kind: query.kind.name().into(),
         }
     }
 }

@@ -11,5 +11,5 @@ mod protocol;
 mod space;
 
 pub use error::{Error, Result, check_finite, check_finite_slice};
-pub use protocol::{Answer, AnswerKind, Channel, Point, Query, QueryKind};
+pub use protocol::{Answer, AnswerKind, Channel, Point, Query, QueryKind, Respondent};
 pub use space::{Param, ParamValue, Space};

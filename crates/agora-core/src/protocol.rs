@@ -67,6 +67,13 @@ pub enum QueryKind {
         /// The agents asked, in the order their ratings come back.
         agents: Vec<String>,
     },
+    /// A noisy estimate of the objective's Hessian at one point (DSBO's structure phase,
+    /// Alg. 4 lines 2–6 of the DSBO paper), answered by [`AnswerKind::Matrix`]: a `d × d`
+    /// matrix in user units, `d` the number of parameters.
+    Hessian {
+        /// Where the Hessian is taken.
+        point: Point,
+    },
 }
 
 /// Who can see a vote: a show of hands (public, socially influenced) or a secret ballot
@@ -111,12 +118,84 @@ pub enum AnswerKind {
         /// Who answered.
         rater: Option<String>,
     },
+    /// A square matrix, row by row (the answer to [`QueryKind::Hessian`]).
+    Matrix {
+        /// The rows; each as long as there are rows.
+        rows: Vec<Vec<f64>>,
+    },
     /// One vote per agent of a group vote, in the query's agent order: the index of the
     /// option preferred, or `None` for "can't tell" / abstained.
     Votes {
         /// The votes.
         votes: Vec<Option<usize>>,
     },
+}
+
+/// Whatever answers queries: a simulated oracle, group, person, expert or environment in
+/// agora-problems, or a real person through the CLI or the web page. A strategy cannot tell
+/// them apart.
+///
+/// # Example
+///
+/// ```
+/// use agora_core::{Answer, Point, Query, QueryKind, Respondent, Result};
+///
+/// /// Answers evaluations of `f(x) = -(x - 0.3)²` on the unit interval.
+/// struct Parabola;
+///
+/// impl Respondent for Parabola {
+///     fn answer(&mut self, query: &Query) -> Result<Answer> {
+///         match &query.kind {
+///             QueryKind::Evaluate { points } => {
+///                 let values = points
+///                     .iter()
+///                     .map(|p| match p {
+///                         Point::Unit(x) => -(x[0] - 0.3).powi(2),
+///                         Point::Index(_) => f64::NAN, // rejected by Answer::values
+///                     })
+///                     .collect();
+///                 Answer::values(query, values)
+///             }
+///             _ => Err(agora_core::Error::unsupported_query("parabola", query)),
+///         }
+///     }
+/// }
+///
+/// let q = Query { id: 0, kind: QueryKind::Evaluate { points: vec![Point::Unit(vec![0.5])] } };
+/// let a = Parabola.answer(&q).unwrap();
+/// assert_eq!(a, Answer::values(&q, vec![-0.04000000000000001]).unwrap());
+/// ```
+pub trait Respondent {
+    /// The answer to `query`. Errors: a kind of query this respondent cannot answer
+    /// ([`Error::unsupported_query`]), or a query that does not fit it (wrong dimension,
+    /// unknown candidate, unknown rater).
+    fn answer(&mut self, query: &Query) -> Result<Answer>;
+}
+
+impl<R: Respondent + ?Sized> Respondent for Box<R> {
+    fn answer(&mut self, query: &Query) -> Result<Answer> {
+        (**self).answer(query)
+    }
+}
+
+impl<R: Respondent + ?Sized> Respondent for &mut R {
+    fn answer(&mut self, query: &Query) -> Result<Answer> {
+        (**self).answer(query)
+    }
+}
+
+impl QueryKind {
+    /// The kind's name as it appears in JSON (`evaluate`, `compare`, `group_vote`,
+    /// `group_rate`, `hessian`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            QueryKind::Evaluate { .. } => "evaluate",
+            QueryKind::Compare { .. } => "compare",
+            QueryKind::GroupVote { .. } => "group_vote",
+            QueryKind::GroupRate { .. } => "group_rate",
+            QueryKind::Hessian { .. } => "hessian",
+        }
+    }
 }
 
 impl Answer {
@@ -187,6 +266,26 @@ impl Answer {
                 }
                 crate::check_finite_slice("values", values)
             }
+            (QueryKind::Hessian { point }, AnswerKind::Matrix { rows }) => {
+                let d = match point {
+                    Point::Unit(u) => u.len(),
+                    Point::Index(_) => rows.len(),
+                };
+                if rows.len() != d {
+                    return Err(Error::dim("rows", d, rows.len()));
+                }
+                for (i, row) in rows.iter().enumerate() {
+                    if row.len() != d {
+                        return Err(Error::dim(format!("rows[{i}]"), d, row.len()));
+                    }
+                    crate::check_finite_slice(&format!("rows[{i}]"), row)?;
+                }
+                Ok(())
+            }
+            (QueryKind::Hessian { .. }, _) => Err(Error::invalid(
+                "answer",
+                "a Hessian query needs a `matrix` (d rows of d finite numbers)",
+            )),
             (QueryKind::GroupRate { .. }, _) => Err(Error::invalid(
                 "answer",
                 "a group rating needs `values` (one finite number per agent)",

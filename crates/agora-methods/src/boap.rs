@@ -686,7 +686,7 @@ impl Strategy for Boap {
 
     fn tell(&mut self, answer: &Answer) -> Result<()> {
         let Some((q, pending)) = self.open.clone() else {
-            return Err(Error::State("no open query: call ask before tell".into()));
+            return Err(Error::NoOpenQuery);
         };
         answer.check_against(&q)?;
         match (&pending, &answer.kind) {

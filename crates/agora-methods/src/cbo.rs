@@ -131,7 +131,7 @@ pub(crate) fn check_settings(
 /// query, on a mismatched answer, or on an answer that is not `values`.
 pub(crate) fn party_values<'a>(open: Option<&Query>, answer: &'a Answer) -> Result<&'a [f64]> {
     let Some(q) = open else {
-        return Err(Error::State("no open query: call ask before tell".into()));
+        return Err(Error::NoOpenQuery);
     };
     answer.check_against(q)?;
     match &answer.kind {

@@ -97,7 +97,7 @@ impl Strategy for GroupPbo {
 
     fn tell(&mut self, answer: &Answer) -> Result<()> {
         let Some(q) = self.open.clone() else {
-            return Err(Error::State("no open query: call ask before tell".into()));
+            return Err(Error::NoOpenQuery);
         };
         answer.check_against(&q)?;
         let (AnswerKind::Votes { votes }, QueryKind::GroupVote { points, .. }) =

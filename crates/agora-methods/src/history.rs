@@ -58,7 +58,7 @@ impl History {
     /// Record the answer to the open query.
     pub fn record(&mut self, answer: &Answer) -> Result<()> {
         let Some((q, points)) = &self.open else {
-            return Err(Error::State("no open query: call ask before tell".into()));
+            return Err(Error::NoOpenQuery);
         };
         answer.check_against(q)?;
         let AnswerKind::Values { values } = &answer.kind else {

@@ -232,7 +232,7 @@ impl Strategy for Pbo {
 
     fn tell(&mut self, answer: &Answer) -> Result<()> {
         let Some((q, options)) = self.open.clone() else {
-            return Err(Error::State("no open query: call ask before tell".into()));
+            return Err(Error::NoOpenQuery);
         };
         answer.check_against(&q)?;
         match &answer.kind {

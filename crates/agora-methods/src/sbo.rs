@@ -474,7 +474,7 @@ impl Strategy for Sbo {
 
     fn tell(&mut self, answer: &Answer) -> Result<()> {
         let Some((q, open)) = self.open.clone() else {
-            return Err(Error::State("no open query: call ask before tell".into()));
+            return Err(Error::NoOpenQuery);
         };
         answer.check_against(&q)?;
         let AnswerKind::Votes { votes } = &answer.kind else {

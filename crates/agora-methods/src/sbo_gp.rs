@@ -604,7 +604,7 @@ impl Strategy for SboGp {
 
     fn tell(&mut self, answer: &Answer) -> Result<()> {
         let Some((q, x, ch)) = self.open.clone() else {
-            return Err(Error::State("no open query: call ask before tell".into()));
+            return Err(Error::NoOpenQuery);
         };
         answer.check_against(&q)?;
         let AnswerKind::Values { values } = &answer.kind else {

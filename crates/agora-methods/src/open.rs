@@ -1,0 +1,185 @@
+//! The rules every strategy shares about its one open query, kept in one place:
+//!
+//! - asking again before telling returns the open query, unchanged, without new work;
+//! - `tell` without an open query is [`Error::NoOpenQuery`];
+//! - an answer is checked against the open query ([`Answer::check_against`]: id, kind,
+//!   count, finiteness) and then by the strategy's own [`AskTell::check`], which sees the
+//!   state read-only; only an answer that passes both is recorded, and only then is the
+//!   query closed. A bad answer therefore leaves the strategy exactly as it was.
+//!
+//! A strategy implements [`AskTell`] (propose, check, record) and forwards its
+//! [`crate::Strategy::ask`] / [`crate::Strategy::tell`] to [`ask`] and [`tell`].
+
+use agora_core::{Answer, Error, Query, Result};
+
+/// The open query of a strategy and what it needs to remember about it until answered.
+#[derive(Debug, Clone)]
+pub struct OpenQuery<P> {
+    slot: Option<(Query, P)>,
+}
+
+impl<P> Default for OpenQuery<P> {
+    fn default() -> Self {
+        OpenQuery { slot: None }
+    }
+}
+
+impl<P> OpenQuery<P> {
+    /// The open query, if any.
+    pub fn query(&self) -> Option<&Query> {
+        self.slot.as_ref().map(|(q, _)| q)
+    }
+
+    /// What was remembered with the open query, if any.
+    pub fn pending(&self) -> Option<&P> {
+        self.slot.as_ref().map(|(_, p)| p)
+    }
+
+    /// Whether a query is open.
+    pub fn is_open(&self) -> bool {
+        self.slot.is_some()
+    }
+}
+
+/// The part of a strategy that differs from one method to the next; [`ask`] and [`tell`]
+/// add the shared rules.
+pub trait AskTell {
+    /// What the strategy remembers about an open query (its options in model coordinates,
+    /// the round's channel, ...).
+    type Pending;
+
+    /// The open-query slot.
+    fn open_query(&mut self) -> &mut OpenQuery<Self::Pending>;
+
+    /// A new query (only called when none is open).
+    fn propose(&mut self) -> Result<(Query, Self::Pending)>;
+
+    /// Strategy-specific checks of an answer that already fits `query`
+    /// ([`Answer::check_against`] passed). Must not change anything.
+    fn check(&self, query: &Query, pending: &Self::Pending, answer: &Answer) -> Result<()> {
+        let _ = (query, pending, answer);
+        Ok(())
+    }
+
+    /// Record a checked answer (the query is closed once this returns `Ok`).
+    fn record(&mut self, query: &Query, pending: &Self::Pending, answer: &Answer) -> Result<()>;
+}
+
+/// The open query, or a new one from [`AskTell::propose`].
+pub fn ask<S: AskTell + ?Sized>(s: &mut S) -> Result<Query> {
+    if let Some(q) = s.open_query().query() {
+        return Ok(q.clone());
+    }
+    let (q, p) = s.propose()?;
+    s.open_query().slot = Some((q.clone(), p));
+    Ok(q)
+}
+
+/// Check `answer` against the open query and record it; on any error the strategy and its
+/// open query are left as they were (except when [`AskTell::record`] itself fails after
+/// recording, e.g. a model refit: then the answer stays recorded and the query closed).
+pub fn tell<S: AskTell + ?Sized>(s: &mut S, answer: &Answer) -> Result<()> {
+    let Some((q, p)) = s.open_query().slot.take() else {
+        return Err(Error::NoOpenQuery);
+    };
+    let checked = answer
+        .check_against(&q)
+        .and_then(|()| s.check(&q, &p, answer));
+    if let Err(e) = checked {
+        s.open_query().slot = Some((q, p));
+        return Err(e);
+    }
+    s.record(&q, &p, answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agora_core::{AnswerKind, Point, QueryKind};
+
+    /// Counts proposals; refuses negative values in `check`.
+    #[derive(Default)]
+    struct Counter {
+        open: OpenQuery<f64>,
+        proposed: u64,
+        told: Vec<f64>,
+    }
+
+    impl AskTell for Counter {
+        type Pending = f64;
+        fn open_query(&mut self) -> &mut OpenQuery<f64> {
+            &mut self.open
+        }
+        fn propose(&mut self) -> Result<(Query, f64)> {
+            self.proposed += 1;
+            let x = 0.1 * self.proposed as f64;
+            let q = Query {
+                id: self.told.len() as u64,
+                kind: QueryKind::Evaluate {
+                    points: vec![Point::Unit(vec![x])],
+                },
+            };
+            Ok((q, x))
+        }
+        fn check(&self, _: &Query, _: &f64, answer: &Answer) -> Result<()> {
+            match &answer.kind {
+                AnswerKind::Values { values } if values[0] < 0.0 => {
+                    Err(Error::invalid("values[0]", "must be non-negative"))
+                }
+                _ => Ok(()),
+            }
+        }
+        fn record(&mut self, _: &Query, x: &f64, answer: &Answer) -> Result<()> {
+            let AnswerKind::Values { values } = &answer.kind else {
+                unreachable!("checked against the query")
+            };
+            self.told.push(values[0] + x);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn ask_twice_tell_bad_then_good() {
+        let mut c = Counter::default();
+        assert_eq!(
+            tell(
+                &mut c,
+                &Answer {
+                    query_id: 0,
+                    kind: AnswerKind::Values { values: vec![1.0] }
+                }
+            ),
+            Err(Error::NoOpenQuery)
+        );
+        let q = ask(&mut c).unwrap();
+        assert_eq!(
+            ask(&mut c).unwrap(),
+            q,
+            "asking again returns the open query"
+        );
+        assert_eq!(c.proposed, 1, "without proposing again");
+        // Wrong count (caught by the protocol), then a value the strategy refuses.
+        let e = tell(
+            &mut c,
+            &Answer {
+                query_id: 0,
+                kind: AnswerKind::Values {
+                    values: vec![1.0, 2.0],
+                },
+            },
+        );
+        assert!(matches!(e, Err(Error::Dimension { .. })), "{e:?}");
+        let e = tell(&mut c, &Answer::values(&q, vec![-1.0]).unwrap()).unwrap_err();
+        assert!(e.to_string().contains("values[0]"), "{e}");
+        assert!(
+            c.told.is_empty() && c.open.is_open(),
+            "bad answers leave the state"
+        );
+        assert_eq!(ask(&mut c).unwrap(), q);
+        tell(&mut c, &Answer::values(&q, vec![2.0]).unwrap()).unwrap();
+        assert_eq!(c.told, vec![2.1]);
+        assert!(!c.open.is_open());
+        assert_eq!(ask(&mut c).unwrap().id, 1);
+        assert_eq!(c.proposed, 2);
+    }
+}
