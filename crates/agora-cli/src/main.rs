@@ -262,7 +262,7 @@ fn main() -> Result<()> {
             );
             println!(
                 "suites:   {}",
-                agora_study::suites::suite_names().join(", ")
+                agora_experiments::suites::suite_names().join(", ")
             );
         }
         Command::Reproduce {
@@ -314,19 +314,23 @@ fn main() -> Result<()> {
             let name = path
                 .file_stem()
                 .map_or("pool".into(), |s| s.to_string_lossy().to_string());
-            let task = agora_study::boap::Task::Pool(name, Box::new(pool), init, total);
-            agora_study::boap::reproduce(quick, &out.join("boap"), progress, vec![task])?;
+            let task = agora_experiments::boap::Task::Pool(name, Box::new(pool), init, total);
+            agora_experiments::boap::reproduce(quick, &out.join("boap"), progress, vec![task])?;
             println!("report in {}/boap/report.md", out.display());
         }
         Command::Reproduce {
             suite, quick, out, ..
         } => {
-            let results = agora_study::suites::reproduce(suite.as_deref(), quick, &out, progress)?;
+            let results =
+                agora_experiments::suites::reproduce(suite.as_deref(), quick, &out, progress)?;
             for (name, sums) in &results {
                 if sums.is_empty() {
                     println!("## {name}: see {}/{name}/report.md", out.display());
                 } else {
-                    println!("## {name}\n\n{}", agora_study::report::markdown_table(sums));
+                    println!(
+                        "## {name}\n\n{}",
+                        agora_experiments::report::markdown_table(sums)
+                    );
                 }
             }
             println!("reports in {}/report.md", out.display());
@@ -339,17 +343,17 @@ fn main() -> Result<()> {
             noise,
             out,
         } => {
-            let spec = agora_study::RunSpec {
+            let spec = agora_experiments::RunSpec {
                 methods,
                 problems,
                 seeds: (0..seeds).collect(),
                 budget,
                 noise_std: noise,
             };
-            let records = agora_study::run_grid(&spec, progress)?;
-            let sums = agora_study::report::summarize(&records);
-            let files = agora_study::report::write_outputs(&out, &records, &sums)?;
-            println!("{}", agora_study::report::markdown_table(&sums));
+            let records = agora_experiments::run_grid(&spec, progress)?;
+            let sums = agora_experiments::report::summarize(&records);
+            let files = agora_experiments::report::write_outputs(&out, &records, &sums)?;
+            println!("{}", agora_experiments::report::markdown_table(&sums));
             println!("wrote {} in {}", files.join(", "), out.display());
         }
         Command::Bench { which } => match which {
@@ -359,9 +363,9 @@ fn main() -> Result<()> {
                 anchors,
                 json,
             } => {
-                let rows = agora_study::bench::exact_gp(&ns, repeats, anchors.as_deref())?;
+                let rows = agora_experiments::bench::exact_gp(&ns, repeats, anchors.as_deref())?;
                 emit(
-                    &agora_study::bench::exact_gp_table(&rows),
+                    &agora_experiments::bench::exact_gp_table(&rows),
                     &rows,
                     json.as_deref(),
                 )?;
@@ -372,9 +376,9 @@ fn main() -> Result<()> {
                 anchors,
                 json,
             } => {
-                let rows = agora_study::bench::pbo(&method, seeds, anchors.as_deref())?;
+                let rows = agora_experiments::bench::pbo(&method, seeds, anchors.as_deref())?;
                 emit(
-                    &agora_study::bench::pbo_table(&rows),
+                    &agora_experiments::bench::pbo_table(&rows),
                     &rows,
                     json.as_deref(),
                 )?;
@@ -384,7 +388,7 @@ fn main() -> Result<()> {
                 comparisons,
                 json,
             } => {
-                let row = agora_study::bench::pref_scale(points, comparisons, 0)?;
+                let row = agora_experiments::bench::pref_scale(points, comparisons, 0)?;
                 println!(
                     "preference GP, {} points, {} comparisons: fit {:.2} s ({} evidence evaluations, {:.3} s each), held-out pair accuracy {:.3}, peak memory {:.0} MB",
                     row.n_points,
@@ -400,13 +404,13 @@ fn main() -> Result<()> {
                 }
             }
             Bench::Hpbo { seeds, suite, json } => {
-                let rows = agora_study::hpbo::bench(seeds)?;
-                println!("{}", agora_study::hpbo::bench_table(&rows));
+                let rows = agora_experiments::hpbo::bench(seeds)?;
+                println!("{}", agora_experiments::hpbo::bench_table(&rows));
                 if suite {
                     let dir = std::env::temp_dir()
                         .join(format!("agora-bench-hpbo-{}", std::process::id()));
                     let t0 = std::time::Instant::now();
-                    agora_study::hpbo::reproduce(false, &dir, progress)?;
+                    agora_experiments::hpbo::reproduce(false, &dir, progress)?;
                     println!(
                         "full `reproduce hpbo` suite: {:.1} s wall (records in {})",
                         t0.elapsed().as_secs_f64(),
@@ -418,25 +422,25 @@ fn main() -> Result<()> {
                 }
             }
             Bench::Cbo { runs, json } => {
-                let rows = agora_study::cbo::bench(runs)?;
+                let rows = agora_experiments::cbo::bench(runs)?;
                 emit(
-                    &agora_study::cbo::bench_table(&rows),
+                    &agora_experiments::cbo::bench_table(&rows),
                     &rows,
                     json.as_deref(),
                 )?;
             }
             Bench::CboTraffic { runs, json } => {
-                let (rows, worst) = agora_study::cbo::bench_traffic(runs)?;
+                let (rows, worst) = agora_experiments::cbo::bench_traffic(runs)?;
                 emit(
-                    &agora_study::cbo::bench_traffic_table(&rows, worst),
+                    &agora_experiments::cbo::bench_traffic_table(&rows, worst),
                     &rows,
                     json.as_deref(),
                 )?;
             }
             Bench::Sbo { runs, json } => {
-                let rows = agora_study::sbo::bench(runs)?;
+                let rows = agora_experiments::sbo::bench(runs)?;
                 emit(
-                    &agora_study::sbo::bench_table(&rows),
+                    &agora_experiments::sbo::bench_table(&rows),
                     &rows,
                     json.as_deref(),
                 )?;
@@ -447,9 +451,9 @@ fn main() -> Result<()> {
                 edges,
                 json,
             } => {
-                let rows = agora_study::bench::dsbo(t, repeats, &edges)?;
+                let rows = agora_experiments::bench::dsbo(t, repeats, &edges)?;
                 emit(
-                    &agora_study::bench::dsbo_table(&rows),
+                    &agora_experiments::bench::dsbo_table(&rows),
                     &rows,
                     json.as_deref(),
                 )?;
@@ -468,8 +472,12 @@ fn main() -> Result<()> {
                 anchors,
                 json,
             } => {
-                let rows = agora_study::bench::bo(&methods, seeds, anchors.as_deref())?;
-                emit(&agora_study::bench::bo_table(&rows), &rows, json.as_deref())?;
+                let rows = agora_experiments::bench::bo(&methods, seeds, anchors.as_deref())?;
+                emit(
+                    &agora_experiments::bench::bo_table(&rows),
+                    &rows,
+                    json.as_deref(),
+                )?;
             }
         },
     }

@@ -1,21 +1,10 @@
-//! agora-study: running strategies against problems and reporting what happened.
+//! agora-study: studies with people.
 //!
-//! [`runner`] executes method × problem × seed grids in parallel (rayon) with a progress
-//! bar; every run is seeded from its own (seed, method, problem) so results do not depend
-//! on the thread count. [`report`] turns records into summaries (mean ± SE), markdown and
-//! SVG regret plots. [`suites`] holds the `agora reproduce` suites; [`bench`](mod@bench) the
-//! benchmarks run side by side with the Python anchors.
+//! [`live`] holds a study's definition (spec), its append-only event store behind the
+//! [`live::Store`] trait (SQLite), exact resume by replay, ballots, status, export and plots;
+//! [`chart`] the plotting primitives every agora chart shares (embedded font, palette, PNG
+//! output). Simulated experiments live in `agora-experiments`, which may use this crate,
+//! never the reverse.
 
-pub mod bench;
-pub mod boap;
-pub mod cbo;
-pub mod dsbo;
-pub mod hpbo;
+pub mod chart;
 pub mod live;
-pub mod png;
-pub mod report;
-pub mod runner;
-pub mod sbo;
-pub mod suites;
-
-pub use runner::{Record, RunSpec, run_grid};

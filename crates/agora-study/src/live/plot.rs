@@ -291,7 +291,7 @@ fn e(err: impl std::fmt::Display) -> String {
 }
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> DrawResult {
-    crate::png::ensure_fonts();
+    crate::chart::ensure_fonts();
     root.fill(&WHITE).map_err(e)?;
     let body = root.titled(&fig.title, ("sans-serif", 20)).map_err(e)?;
     let (w, _) = body.dim_in_pixel();
@@ -454,7 +454,7 @@ fn draw_rounds<DB: DrawingBackend>(
         .draw()
         .map_err(e)?;
     for (k, (label, ts)) in rounds.iter().enumerate() {
-        let color = crate::report::TAB10[k % crate::report::TAB10.len()];
+        let color = crate::chart::TAB10[k % crate::chart::TAB10.len()];
         let mut steps = vec![(0.0, 0.0)];
         for (i, t) in ts.iter().enumerate() {
             let x = t / scale;

@@ -1,4 +1,5 @@
-//! PNG output and the font every plot uses.
+//! The plotting primitives every agora chart shares: the embedded font, the palette and PNG
+//! output.
 //!
 //! Text is drawn with DejaVu Sans Mono (assets/, Bitstream Vera / DejaVu licence in
 //! assets/DejaVu-LICENSE), embedded and rendered by pure-Rust `ab_glyph`, so plots need no
@@ -37,3 +38,17 @@ where
     })?;
     Ok(name)
 }
+
+/// The palette of every agora chart (matplotlib's `tab10`), one colour per series in order.
+pub const TAB10: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];

@@ -785,7 +785,7 @@ fn heatmap(
             .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())
     }
-    crate::png::ensure_fonts();
+    agora_study::chart::ensure_fonts();
     let svg = format!("{stem}.svg");
     {
         let path = dir.join(&svg);
@@ -793,7 +793,7 @@ fn heatmap(
         draw(&root, title, p, m, log)
             .map_err(|e| Error::invalid("out", format!("cannot write {svg}: {e}")))?;
     }
-    let png = crate::png::render(dir, stem, |root| draw(root, title, p, m, log))?;
+    let png = agora_study::chart::render(dir, stem, |root| draw(root, title, p, m, log))?;
     Ok(vec![svg, png])
 }
 

@@ -212,19 +212,6 @@ pub fn write_outputs(dir: &Path, records: &[Record], summaries: &[Summary]) -> R
 }
 
 /// Distinguishable line colours (matplotlib's tab10).
-pub(crate) const TAB10: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
-
 /// An SVG plot of mean simple regret (log scale) with ± SE bands, one line per method.
 pub fn plot_regret(path: &Path, title: &str, summaries: &[&Summary]) -> Result<()> {
     let budget = summaries.iter().map(|s| s.budget).max().unwrap_or(1).max(2);
@@ -244,7 +231,7 @@ pub fn plot_regret(path: &Path, title: &str, summaries: &[&Summary]) -> Result<(
         hi = lo * 10.0;
     }
     let err = |e: &dyn std::fmt::Display| io(path, e);
-    crate::png::ensure_fonts();
+    agora_study::chart::ensure_fonts();
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
@@ -263,7 +250,7 @@ pub fn plot_regret(path: &Path, title: &str, summaries: &[&Summary]) -> Result<(
         .draw()
         .map_err(|e| err(&e))?;
     for (k, s) in summaries.iter().enumerate() {
-        let color = TAB10[k % TAB10.len()].to_rgba();
+        let color = agora_study::chart::TAB10[k % agora_study::chart::TAB10.len()].to_rgba();
         let pts = |sign: f64| -> Vec<(f64, f64)> {
             s.regret_mean
                 .iter()

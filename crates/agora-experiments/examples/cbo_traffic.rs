@@ -9,9 +9,9 @@ fn main() -> agora_core::Result<()> {
     let seed: u64 = a[2].parse().unwrap();
     let rounds: usize = a.get(3).map_or(60, |s| s.parse().unwrap());
     let t = std::time::Instant::now();
-    let r = agora_study::cbo::run_traffic(rho, seed, rounds)?;
-    let (_, _, f_star) = agora_study::cbo::traffic_graph()?;
-    let m = agora_study::cbo::metrics(&r.f, f_star);
+    let r = agora_experiments::cbo::run_traffic(rho, seed, rounds)?;
+    let (_, _, f_star) = agora_experiments::cbo::traffic_graph()?;
+    let m = agora_experiments::cbo::metrics(&r.f, f_star);
     println!(
         "{} seed {seed}: R/n {:.2} unfair {:.3} worst SR {:.3} avg SR {:.3} wall {:.2}s",
         r.variant,

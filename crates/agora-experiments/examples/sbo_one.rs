@@ -2,14 +2,14 @@
 fn main() -> agora_core::Result<()> {
     let a: Vec<String> = std::env::args().collect();
     let task = agora_problems::social::SocialTask::by_name(&a[1])?;
-    let variant = agora_study::sbo::methods(&task)
+    let variant = agora_experiments::sbo::methods(&task)
         .into_iter()
         .find(|v| v.name() == a[2])
         .expect("method: sbo, oracle, single-agent, independent, private-only");
     let seed: u64 = a[3].parse().unwrap();
     let rounds: usize = a[4].parse().unwrap();
     let t = std::time::Instant::now();
-    let r = agora_study::sbo::run_one(&task, variant, seed, rounds)?;
+    let r = agora_experiments::sbo::run_one(&task, variant, seed, rounds)?;
     let cum: f64 = r.regret.iter().sum();
     let simple = r.regret.iter().cloned().fold(f64::INFINITY, f64::min);
     println!(

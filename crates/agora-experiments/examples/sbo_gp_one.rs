@@ -9,7 +9,7 @@ fn main() -> agora_core::Result<()> {
     let rounds: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(25);
     let seeds: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3);
     if let Ok(dir) = std::env::var("SUITE") {
-        let md = agora_study::sbo::reproduce_gp(false, std::path::Path::new(&dir), false)?;
+        let md = agora_experiments::sbo::reproduce_gp(false, std::path::Path::new(&dir), false)?;
         println!("{md}");
         return Ok(());
     }
@@ -18,7 +18,7 @@ fn main() -> agora_core::Result<()> {
         let space = agora_core::Space::reals(&vec![(0.0, 1.0); task.dim])?;
         let mut s = SboGp::new(
             space,
-            agora_study::sbo::gp_config(&task, SboGpVariant::SboGp),
+            agora_experiments::sbo::gp_config(&task, SboGpVariant::SboGp),
             0,
         )?;
         let mut g = agora_problems::social::SocialGroup::new(&task, 1);
@@ -49,10 +49,10 @@ fn main() -> agora_core::Result<()> {
     }
     for v in SboGpVariant::all() {
         let runs: Vec<_> = (0..seeds)
-            .map(|s| agora_study::sbo::run_gp_one(&task, v, s, rounds))
+            .map(|s| agora_experiments::sbo::run_gp_one(&task, v, s, rounds))
             .collect::<agora_core::Result<_>>()?;
         let refs: Vec<_> = runs.iter().collect();
-        let (cum, simple, private) = agora_study::sbo::summary(&refs);
+        let (cum, simple, private) = agora_experiments::sbo::summary(&refs);
         let secs: f64 = runs.iter().flat_map(|r| r.seconds.iter()).sum::<f64>()
             / runs.iter().map(|r| r.seconds.len()).sum::<usize>().max(1) as f64;
         let ge: Vec<f64> = runs

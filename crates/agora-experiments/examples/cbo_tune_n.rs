@@ -10,8 +10,8 @@ fn main() -> agora_core::Result<()> {
     let seed: u64 = a[3].parse().unwrap();
     let rounds: usize = a[4].parse().unwrap();
     let t = std::time::Instant::now();
-    let r = agora_study::cbo::run_tuning_n(n, rho, seed, rounds)?;
-    let m = agora_study::cbo::metrics(&r.f, 1.0);
+    let r = agora_experiments::cbo::run_tuning_n(n, rho, seed, rounds)?;
+    let m = agora_experiments::cbo::metrics(&r.f, 1.0);
     println!(
         "{} seed {seed}: R/n {:.3} unfair {:.4} worst SR {:.3} wall {:.1}s, s/round {:?}",
         r.variant,

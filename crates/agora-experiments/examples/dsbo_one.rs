@@ -10,20 +10,30 @@ fn main() -> agora_core::Result<()> {
         let text = std::fs::read_to_string(format!("{dir}/runs.json"))
             .map_err(|e| agora_core::Error::invalid("dir", e.to_string()))?;
         let (runs, rec): (
-            Vec<agora_study::dsbo::DsboRun>,
-            Vec<agora_study::dsbo::RecoveryRow>,
+            Vec<agora_experiments::dsbo::DsboRun>,
+            Vec<agora_experiments::dsbo::RecoveryRow>,
         ) = serde_json::from_str(&text)
             .map_err(|e| agora_core::Error::invalid("runs.json", e.to_string()))?;
-        let exps = agora_study::dsbo::experiments(false)?;
-        let b = agora_study::dsbo::budget(false);
-        let md =
-            agora_study::dsbo::report_markdown(&exps, &runs, &rec, 8, &b, false, 0.0, 0.0, &[]);
+        let exps = agora_experiments::dsbo::experiments(false)?;
+        let b = agora_experiments::dsbo::budget(false);
+        let md = agora_experiments::dsbo::report_markdown(
+            &exps,
+            &runs,
+            &rec,
+            8,
+            &b,
+            false,
+            0.0,
+            0.0,
+            &[],
+        );
         println!("{md}");
         return Ok(());
     }
     if args.get(1).is_some_and(|a| a == "recovery") {
         let sigma: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0.05);
-        let rows = agora_study::dsbo::recovery(8, 0.25, sigma, &[1, 2, 4, 8, 16, 32, 64], 30)?;
+        let rows =
+            agora_experiments::dsbo::recovery(8, 0.25, sigma, &[1, 2, 4, 8, 16, 32, 64], 30)?;
         for r in rows {
             println!(
                 "T0 {:3} exact {:2}/{} recall {:.3} precision {:.3}",
@@ -33,7 +43,7 @@ fn main() -> agora_core::Result<()> {
         return Ok(());
     }
     let quick = args.get(3).is_none_or(|s| s != "full");
-    let mut b = agora_study::dsbo::budget(quick);
+    let mut b = agora_experiments::dsbo::budget(quick);
     if let Some(e) = args.get(5).and_then(|s| s.parse().ok()) {
         b.edge_budget = e;
     }
@@ -41,7 +51,7 @@ fn main() -> agora_core::Result<()> {
         b.episodes = e;
     }
     let seed: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let exps = agora_study::dsbo::experiments(quick)?;
+    let exps = agora_experiments::dsbo::experiments(quick)?;
     let e = &exps[args
         .get(4)
         .and_then(|s| s.parse::<usize>().ok())
@@ -50,7 +60,7 @@ fn main() -> agora_core::Result<()> {
     let only = args.get(6);
     for m in e.methods.iter().filter(|m| only.is_none_or(|o| o == *m)) {
         let t = std::time::Instant::now();
-        let r = agora_study::dsbo::run_one(e, m, seed, &b)?;
+        let r = agora_experiments::dsbo::run_one(e, m, seed, &b)?;
         println!(
             "{m:18} best {:8.3}  first {:8.3}  {:.1} s ({:.1} s with the diagnostic)",
             r.best_so_far.last().copied().unwrap_or(f64::NAN),

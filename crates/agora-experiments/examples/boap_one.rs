@@ -1,8 +1,8 @@
 //! BOAP and its baselines on one task: `cargo run --release -p agora-study --example
 //! boap_one -- benchmark1d accurate 3`.
+use agora_experiments::boap::{Setting, Task, electrode_task, run_one};
 use agora_methods::BoapVariant;
 use agora_problems::boap::BoapBenchmark;
-use agora_study::boap::{Setting, Task, electrode_task, run_one};
 
 fn main() -> agora_core::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -12,10 +12,10 @@ fn main() -> agora_core::Result<()> {
         let dir = args.get(2).map_or("out/reproduce/boap", |s| s.as_str());
         let text = std::fs::read_to_string(format!("{dir}/runs.json"))
             .map_err(|e| agora_core::Error::invalid("dir", e.to_string()))?;
-        let runs: Vec<agora_study::boap::BoapRun> = serde_json::from_str(&text)
+        let runs: Vec<agora_experiments::boap::BoapRun> = serde_json::from_str(&text)
             .map_err(|e| agora_core::Error::invalid("runs.json", e.to_string()))?;
-        let md = agora_study::boap::report_markdown(
-            &agora_study::boap::tasks(false),
+        let md = agora_experiments::boap::report_markdown(
+            &agora_experiments::boap::tasks(false),
             &runs,
             false,
             0.0,

@@ -467,7 +467,7 @@ pub fn draw_curves<DB: DrawingBackend>(
         .draw()
         .map_err(|e| e.to_string())?;
     for (k, (name, m, se)) in series.iter().enumerate() {
-        let color = report::TAB10[k % report::TAB10.len()].to_rgba();
+        let color = agora_study::chart::TAB10[k % agora_study::chart::TAB10.len()].to_rgba();
         let pts = |sign: f64| -> Vec<(f64, f64)> {
             m.iter()
                 .zip(se)
@@ -512,13 +512,13 @@ pub(crate) fn plot(
     let err =
         |f: &str, e: String| agora_core::Error::invalid("out", format!("cannot write {f}: {e}"));
     let svg = format!("{stem}.svg");
-    crate::png::ensure_fonts();
+    agora_study::chart::ensure_fonts();
     {
         let path = dir.join(&svg);
         let root = SVGBackend::new(&path, (800, 500)).into_drawing_area();
         draw_curves(&root, title, y, series).map_err(|e| err(&svg, e))?;
     }
-    let png = crate::png::render(dir, stem, |root| draw_curves(root, title, y, series))?;
+    let png = agora_study::chart::render(dir, stem, |root| draw_curves(root, title, y, series))?;
     Ok(vec![svg, png])
 }
 

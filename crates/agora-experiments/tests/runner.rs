@@ -1,7 +1,7 @@
 //! The grid runner: reproducibility across thread counts, outputs, input errors.
 
-use agora_study::report::{summarize, write_outputs};
-use agora_study::{RunSpec, run_grid};
+use agora_experiments::report::{summarize, write_outputs};
+use agora_experiments::{RunSpec, run_grid};
 
 fn spec() -> RunSpec {
     RunSpec {
@@ -13,7 +13,7 @@ fn spec() -> RunSpec {
     }
 }
 
-fn strip_time(mut r: Vec<agora_study::Record>) -> Vec<agora_study::Record> {
+fn strip_time(mut r: Vec<agora_experiments::Record>) -> Vec<agora_experiments::Record> {
     for x in &mut r {
         x.ask_seconds = 0.0;
         x.tell_seconds = 0.0;

@@ -1,5 +1,5 @@
 fn main() {
-    let exps = agora_study::hpbo::experiments(false);
+    let exps = agora_experiments::hpbo::experiments(false);
     let which: Vec<String> = std::env::args().skip(1).collect();
     for e in &exps {
         if !which.is_empty() && !which.contains(&e.name) {
@@ -9,7 +9,7 @@ fn main() {
             for m in &e.methods {
                 for &s in &e.seeds {
                     let t0 = std::time::Instant::now();
-                    match agora_study::hpbo::run_one(&e.name, m, p, s, e.iters) {
+                    match agora_experiments::hpbo::run_one(&e.name, m, p, s, e.iters) {
                         Ok(_) => eprintln!(
                             "ok {} {} {} {} {:.2}s",
                             e.name,
