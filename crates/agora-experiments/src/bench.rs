@@ -2,8 +2,8 @@
 //! anchors' numbers (a recorded copy is embedded; pass a fresh `results/` folder from
 //! `run_all.sh` for a side-by-side run on the same machine).
 
+use crate::grid::run_one;
 use crate::report::{mean_se, median};
-use crate::runner::run_one;
 use agora_core::{Error, Result};
 use agora_gp::{ExactGp, GpConfig};
 use faer::Mat;
@@ -403,7 +403,7 @@ pub fn pbo(method: &str, seeds: u64, anchors: Option<&Path>) -> Result<Vec<PboRo
         let mut acqs = vec![Vec::new(); 4];
         let mut finals = Vec::new();
         for s in 0..seeds {
-            let recs = crate::runner::run_one_with(method, problem, s, n_init + 40, 0.0, 0.1)?;
+            let recs = crate::grid::run_one_with(method, problem, s, n_init + 40, 0.0, 0.1)?;
             for (k, t) in AT.iter().enumerate() {
                 // Queried pair t is asked at record n_init + t − 1, after the fit done when
                 // record n_init + t − 2 was told.
@@ -554,7 +554,7 @@ pub fn pref_scale(n: usize, m: usize, seed: u64) -> Result<PrefScaleRow> {
         ));
     }
     let prob = agora_problems::Problem::by_name("hartmann6")?;
-    let sigma = 0.1 * crate::runner::value_range(&prob)?;
+    let sigma = 0.1 * crate::grid::value_range(&prob)?;
     let mut rng = agora_math::rng::stream(seed, &[1]);
     let pts: Vec<Vec<f64>> = (0..n)
         .map(|_| (0..6).map(|_| rng.random::<f64>()).collect())

@@ -293,7 +293,7 @@ pub fn reproduce(
     });
     let t0 = std::time::Instant::now();
     let runs: Vec<BoapRun> =
-        crate::report::run_parallel("boap", &all, progress, |&(ti, setting, m, s)| {
+        crate::runner::run_parallel("boap", &all, progress, |&(ti, setting, m, s)| {
             run_one(&task_list[ti], setting, m, s)
         })?;
     let wall = t0.elapsed().as_secs_f64();

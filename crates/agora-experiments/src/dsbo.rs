@@ -834,7 +834,7 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<(
     jobs.sort_by_key(|(_, m, _)| usize::from(matches!(*m, "random" | "cma-es" | "reinforce")));
     let t0 = std::time::Instant::now();
     let runs: Vec<DsboRun> =
-        crate::report::run_parallel("dsbo", &jobs, progress, |&(ei, m, s)| {
+        crate::runner::run_parallel("dsbo", &jobs, progress, |&(ei, m, s)| {
             run_one(&exps[ei], m, s, &b)
         })?;
     let t_runs = t0.elapsed().as_secs_f64();

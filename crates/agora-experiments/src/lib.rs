@@ -1,19 +1,25 @@
 //! agora-experiments: simulated runs of strategies against respondents, and what they show.
 //!
-//! [`runner`] executes method × problem × seed grids in parallel (rayon) with a progress
-//! bar; every run is seeded from its own (seed, method, problem) so results do not depend
-//! on the thread count. [`report`] turns records into summaries (mean ± SE), markdown and
-//! SVG regret plots. [`suites`] holds the `agora reproduce` suites; [`bench`](mod@bench) the
+//! [`runner`] holds the one ask → answer → tell loop ([`drive`]) and the parallel runner
+//! over grids of runs with a progress bar ([`run_parallel`]); [`grid`] runs method × problem
+//! × seed grids on test functions, every run seeded from its own (seed, method, problem) so
+//! results do not depend on the thread count. [`stats`] has the statistics and the one
+//! verdict rule of every report, [`table`] the one table writer; [`report`] turns records
+//! into summaries, files and SVG regret plots. [`suites`] holds the `agora reproduce` suites; [`bench`](mod@bench) the
 //! benchmarks run side by side with the Python anchors.
 
 pub mod bench;
 pub mod boap;
 pub mod cbo;
 pub mod dsbo;
+pub mod grid;
 pub mod hpbo;
 pub mod report;
 pub mod runner;
 pub mod sbo;
+pub mod stats;
 pub mod suites;
+pub mod table;
 
-pub use runner::{Record, RunSpec, run_grid};
+pub use grid::{Record, RunSpec, run_grid};
+pub use runner::{Step, drive, run_parallel};

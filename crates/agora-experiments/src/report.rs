@@ -1,6 +1,6 @@
 //! Summaries (mean ± standard error over seeds), tables, files and SVG regret plots.
 
-use crate::runner::Record;
+use crate::grid::Record;
 use agora_core::{Error, Result};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -8,34 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Mean and standard error (sample std / √n; 0 for one value).
-pub fn mean_se(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    if v.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    let m = v.iter().sum::<f64>() / n;
-    if v.len() < 2 {
-        return (m, 0.0);
-    }
-    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
-    (m, (var / n).sqrt())
-}
-
-/// Median (NaN for none).
-pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let k = s.len();
-    if k % 2 == 1 {
-        s[k / 2]
-    } else {
-        0.5 * (s[k / 2 - 1] + s[k / 2])
-    }
-}
+pub use crate::stats::{mean_se, median};
 
 /// Results of one method on one problem over its seeds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -283,52 +256,4 @@ pub fn plot_regret(path: &Path, title: &str, summaries: &[&Summary]) -> Result<(
         .map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;
     Ok(())
-}
-
-/// Run `job` over `jobs` in parallel (rayon) with a progress bar labelled `label` (hidden
-/// unless `progress`); results keep the jobs' order, and the first error wins.
-pub fn run_parallel<J, R, F>(label: &str, jobs: &[J], progress: bool, job: F) -> Result<Vec<R>>
-where
-    J: Sync,
-    R: Send,
-    F: Fn(&J) -> Result<R> + Sync,
-{
-    use indicatif::{ProgressBar, ProgressStyle};
-    use rayon::prelude::*;
-    let bar = if progress {
-        ProgressBar::new(jobs.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template(&format!(
-            "{label} {{bar:40}} {{pos}}/{{len}} runs [{{elapsed_precise}} < {{eta}}]"
-        ))
-        .expect("valid template"),
-    );
-    let out = jobs
-        .par_iter()
-        .map(|j| {
-            let r = job(j);
-            bar.inc(1);
-            r
-        })
-        .collect::<Result<Vec<R>>>();
-    bar.finish_and_clear();
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mean_se_and_median_by_hand() {
-        let (m, s) = mean_se(&[1.0, 2.0, 3.0, 4.0]);
-        assert_eq!(m, 2.5);
-        // sample var = 5/3, se = sqrt(5/12)
-        assert!((s - (5.0f64 / 12.0).sqrt()).abs() < 1e-15);
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
-    }
 }

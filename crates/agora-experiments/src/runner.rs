@@ -1,237 +1,198 @@
-//! The grid runner.
+//! The one runner: a strategy asks, a respondent answers, the strategy is told, and the
+//! suite watches. Every simulated experiment in agora goes through [`drive`]; grids of runs
+//! go through [`run_parallel`].
+//!
+//! A suite never writes its own ask/answer/tell loop: it builds a [`Strategy`] (from the
+//! method registry or directly), a [`Respondent`] (an oracle, a simulated group, person,
+//! expert or environment from agora-problems), and an observer that records what the suite
+//! measures after each answered query and says when to stop.
 
-use agora_core::{AnswerKind, Error, Point, QueryKind, Result};
+use agora_core::{Answer, Query, Respondent, Result};
 use agora_methods::Strategy;
-use agora_problems::{Oracle, Problem, RaterModel};
-use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
+use std::ops::ControlFlow;
 use std::time::Instant;
 
-/// A method × problem × seed grid.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunSpec {
-    /// Method names (see `agora_methods::method_names`).
-    pub methods: Vec<String>,
-    /// Problem names (see `agora_problems::functions::names`).
-    pub problems: Vec<String>,
-    /// Seeds.
-    pub seeds: Vec<u64>,
-    /// Evaluations per run.
-    pub budget: usize,
-    /// Standard deviation of Gaussian observation noise (0 = exact).
-    pub noise_std: f64,
-}
-
-impl RunSpec {
-    /// Check names, budget and noise; errors name the field and list allowed values.
-    pub fn validate(&self) -> Result<()> {
-        if self.methods.is_empty() {
-            return Err(Error::invalid("methods", "name at least one method"));
-        }
-        if self.problems.is_empty() {
-            return Err(Error::invalid("problems", "name at least one problem"));
-        }
-        if self.seeds.is_empty() {
-            return Err(Error::invalid("seeds", "give at least one seed"));
-        }
-        if self.budget == 0 {
-            return Err(Error::invalid("budget", "must be at least 1"));
-        }
-        if !(self.noise_std.is_finite() && self.noise_std >= 0.0) {
-            return Err(Error::invalid(
-                "noise",
-                format!("must be a finite number >= 0, got {}", self.noise_std),
-            ));
-        }
-        for p in &self.problems {
-            let prob = Problem::by_name(p)?;
-            for m in &self.methods {
-                agora_methods::by_name(m, prob.space.clone(), 0)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// One answered query of one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Record {
-    /// Method name.
-    pub method: String,
-    /// Problem name.
-    pub problem: String,
-    /// Seed.
-    pub seed: u64,
-    /// Query index (0-based).
+/// One answered query, as the runner shows it to the observer.
+#[derive(Debug)]
+pub struct Step<'a, S: ?Sized> {
+    /// Index of the query in this run (0-based).
     pub iter: usize,
-    /// The points asked about, in user units.
-    pub points: Vec<Vec<f64>>,
-    /// The answer: observed values for evaluations, `[winner index]` for comparisons,
-    /// `[]` for a tie.
-    pub answer: Vec<f64>,
-    /// The strategy's recommendation after this answer, in user units.
-    pub recommended: Vec<f64>,
-    /// Noiseless objective at the recommendation.
-    pub recommended_f: f64,
-    /// Simple regret of the recommendation: optimum − `recommended_f` (≥ 0).
-    pub regret: f64,
-    /// Wall seconds in `ask` (acquisition); not deterministic.
+    /// The query the strategy asked.
+    pub query: &'a Query,
+    /// The respondent's answer, already told to the strategy.
+    pub answer: &'a Answer,
+    /// The strategy after the answer (read-only: its rounds, model, recommendation).
+    pub strategy: &'a S,
+    /// Wall seconds in `ask` (not deterministic).
     pub ask_seconds: f64,
-    /// Wall seconds in `tell` (model refit, for strategies that fit on tell); not
-    /// deterministic.
+    /// Wall seconds in `tell` (not deterministic).
     pub tell_seconds: f64,
 }
 
-/// A per-run seed that depends on the method and problem names too, so runs in a grid are
-/// independent and their results do not depend on where they sit in the grid.
-pub fn run_seed(seed: u64, method: &str, problem: &str) -> u64 {
-    let h = |s: &str| {
-        s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |a, b| {
-            (a ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-        })
-    };
-    agora_math::rng::derive_seed(seed, &[h(method), h(problem)])
-}
-
-/// The spread (max − min) of a problem's objective over 10,000 seeded uniform points: the
-/// scale of a simulated person's comparison noise (RESULTS.md §2 uses 0.1 × this).
-pub fn value_range(problem: &Problem) -> Result<f64> {
-    use rand::RngExt;
-    let mut rng = agora_math::rng::stream(12345, &[]);
-    let d = problem.space.dim();
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for _ in 0..10_000 {
-        let u: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
-        let v = problem.value_at_unit(&u)?;
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    Ok(hi - lo)
-}
-
-/// Run one method on one problem for `budget` answered queries. Evaluation queries get
-/// values with `N(0, noise_std²)` noise; comparison queries are answered by a probit rater
-/// with noise `rater_frac × value_range(problem)`.
-pub fn run_one(
-    method: &str,
-    problem: &str,
-    seed: u64,
-    budget: usize,
-    noise_std: f64,
-) -> Result<Vec<Record>> {
-    run_one_with(method, problem, seed, budget, noise_std, 0.1)
-}
-
-/// [`run_one`] with an explicit rater noise fraction.
-pub fn run_one_with(
-    method: &str,
-    problem: &str,
-    seed: u64,
-    budget: usize,
-    noise_std: f64,
-    rater_frac: f64,
-) -> Result<Vec<Record>> {
-    let prob = Problem::by_name(problem)?;
-    let space = prob.space.clone();
-    let opt = prob.function.optimum_value();
-    let rs = run_seed(seed, method, problem);
-    let mut strategy: Box<dyn Strategy> = agora_methods::by_name(method, space.clone(), rs)?;
-    let oracle_seed = agora_math::rng::derive_seed(rs, &[u64::MAX]);
-    let sigma = rater_frac * value_range(&prob)?;
-    let scorer = Problem::by_name(problem)?;
-    let mut oracle = Oracle::new(prob, noise_std, oracle_seed)?;
-    if sigma > 0.0 {
-        oracle.set_rater(RaterModel::Probit { sigma })?;
-    }
-    let mut out = Vec::with_capacity(budget);
-    for iter in 0..budget {
+/// Drive `strategy` with `respondent` until `observe` breaks or `max_queries` queries have
+/// been answered, whichever comes first; returns the number of queries answered.
+///
+/// `observe` sees every answered query (after `tell`) and returns
+/// [`ControlFlow::Break`] to stop. Errors from the strategy, the respondent or the observer
+/// end the run and are returned as they are.
+///
+/// # Example
+///
+/// ```
+/// use agora_experiments::runner::drive;
+/// use agora_methods::{RandomSearch, Strategy};
+/// use agora_problems::{Oracle, Problem};
+/// use std::ops::ControlFlow;
+///
+/// let problem = Problem::by_name("branin").unwrap();
+/// let mut strategy = RandomSearch::new(problem.space.clone(), 7).unwrap();
+/// let mut oracle = Oracle::new(problem, 0.0, 1).unwrap();
+/// let mut best = f64::NEG_INFINITY;
+/// let n = drive(&mut strategy, &mut oracle, 20, |step| {
+///     best = step.strategy.recommend().map_or(best, |(_, v)| v);
+///     Ok(ControlFlow::Continue(()))
+/// })
+/// .unwrap();
+/// assert_eq!(n, 20);
+/// assert!(best > -50.0); // Branin, negated so that larger is better
+/// ```
+pub fn drive<S, R, F>(
+    strategy: &mut S,
+    respondent: &mut R,
+    max_queries: usize,
+    mut observe: F,
+) -> Result<usize>
+where
+    S: Strategy + ?Sized,
+    R: Respondent + ?Sized,
+    F: FnMut(Step<'_, S>) -> Result<ControlFlow<()>>,
+{
+    for iter in 0..max_queries {
         let t = Instant::now();
-        let q = strategy.ask()?;
+        let query = strategy.ask()?;
         let ask_seconds = t.elapsed().as_secs_f64();
-        let answer = oracle.answer(&q)?;
-        let points = match &q.kind {
-            QueryKind::Evaluate { points } | QueryKind::Compare { points, .. } => points,
-            #[allow(unreachable_patterns)]
-            _ => {
-                return Err(Error::State(
-                    "the runner handles evaluations and comparisons".into(),
-                ));
-            }
-        };
-        let user: Vec<Vec<f64>> = points
-            .iter()
-            .map(|p| match p {
-                Point::Unit(u) => space.to_user_reals(u),
-                Point::Index(_) => Err(Error::State("benchmark problems are boxes".into())),
-            })
-            .collect::<Result<_>>()?;
-        let ans = match &answer.kind {
-            AnswerKind::Values { values } => values.clone(),
-            AnswerKind::Choice { winner, .. } => vec![*winner as f64],
-            _ => Vec::new(),
-        };
+        let answer = respondent.answer(&query)?;
         let t = Instant::now();
         strategy.tell(&answer)?;
         let tell_seconds = t.elapsed().as_secs_f64();
-        let (recommended, recommended_f) = match strategy.recommend() {
-            Some((Point::Unit(u), _)) => (space.to_user_reals(&u)?, scorer.value_at_unit(&u)?),
-            _ => (Vec::new(), f64::NEG_INFINITY),
-        };
-        out.push(Record {
-            method: method.to_string(),
-            problem: problem.to_string(),
-            seed,
+        let step = Step {
             iter,
-            points: user,
-            answer: ans,
-            recommended,
-            recommended_f,
-            regret: (opt - recommended_f).max(0.0),
+            query: &query,
+            answer: &answer,
+            strategy,
             ask_seconds,
             tell_seconds,
-        });
-    }
-    Ok(out)
-}
-
-/// Run the whole grid in parallel; records come back grouped by (problem, method, seed)
-/// in grid order, whatever the thread count. `show_progress` draws a bar on a terminal.
-pub fn run_grid(spec: &RunSpec, show_progress: bool) -> Result<Vec<Record>> {
-    spec.validate()?;
-    let mut jobs = Vec::new();
-    for p in &spec.problems {
-        for m in &spec.methods {
-            for &s in &spec.seeds {
-                jobs.push((m.clone(), p.clone(), s));
-            }
+        };
+        if observe(step)?.is_break() {
+            return Ok(iter + 1);
         }
     }
-    let bar = if show_progress {
-        let b = ProgressBar::new(jobs.len() as u64);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} runs {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        b
+    Ok(max_queries)
+}
+
+/// Run `job` over `jobs` in parallel (rayon) with a progress bar labelled `label` (hidden
+/// unless `progress`); results keep the jobs' order, and the first error wins.
+pub fn run_parallel<J, R, F>(label: &str, jobs: &[J], progress: bool, job: F) -> Result<Vec<R>>
+where
+    J: Sync,
+    R: Send,
+    F: Fn(&J) -> Result<R> + Sync,
+{
+    use indicatif::{ProgressBar, ProgressStyle};
+    use rayon::prelude::*;
+    let bar = if progress {
+        ProgressBar::new(jobs.len() as u64)
     } else {
         ProgressBar::hidden()
     };
-    let results: Vec<Result<Vec<Record>>> = jobs
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{label} {{bar:40}} {{pos}}/{{len}} runs [{{elapsed_precise}} < {{eta}}]"
+        ))
+        .expect("valid template"),
+    );
+    let out = jobs
         .par_iter()
-        .map(|(m, p, s)| {
-            let r = run_one(m, p, *s, spec.budget, spec.noise_std);
+        .map(|j| {
+            let r = job(j);
             bar.inc(1);
-            bar.set_message(format!("{m} on {p}"));
             r
         })
-        .collect();
+        .collect::<Result<Vec<R>>>();
     bar.finish_and_clear();
-    let mut out = Vec::new();
-    for r in results {
-        out.extend(r?);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agora_core::{AnswerKind, Error, QueryKind, Space};
+    use agora_methods::RandomSearch;
+
+    /// Answers evaluations with the first coordinate; counts the queries it saw.
+    struct First(usize);
+
+    impl Respondent for First {
+        fn answer(&mut self, q: &Query) -> Result<Answer> {
+            self.0 += 1;
+            let QueryKind::Evaluate { points } = &q.kind else {
+                return Err(Error::unsupported_query("first", q));
+            };
+            let v = points
+                .iter()
+                .map(|p| match p {
+                    agora_core::Point::Unit(u) => u[0],
+                    agora_core::Point::Index(i) => *i as f64,
+                })
+                .collect();
+            Answer::values(q, v)
+        }
     }
-    Ok(out)
+
+    #[test]
+    fn drives_until_the_observer_stops_or_the_cap() {
+        let space = Space::reals(&[(0.0, 1.0), (0.0, 1.0)]).unwrap();
+        let mut s = RandomSearch::new(space.clone(), 3).unwrap();
+        let mut r = First(0);
+        let mut seen = Vec::new();
+        let n = drive(&mut s, &mut r, 100, |step| {
+            let AnswerKind::Values { values } = &step.answer.kind else {
+                unreachable!()
+            };
+            seen.push((step.iter, step.query.id, values[0]));
+            Ok(if step.iter == 4 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            })
+        })
+        .unwrap();
+        assert_eq!((n, r.0, s.n_answered()), (5, 5, 5));
+        assert_eq!(
+            seen.iter().map(|t| t.1).collect::<Vec<_>>(),
+            [0, 1, 2, 3, 4]
+        );
+        // The same seed and answers give the same queries: a second strategy told the
+        // recorded answers by the same loop sees the same values.
+        let mut s2 = RandomSearch::new(space, 3).unwrap();
+        let mut again = Vec::new();
+        let n = drive(&mut s2, &mut First(0), 5, |step| {
+            let AnswerKind::Values { values } = &step.answer.kind else {
+                unreachable!()
+            };
+            again.push((step.iter, step.query.id, values[0]));
+            Ok(ControlFlow::Continue(()))
+        })
+        .unwrap();
+        assert_eq!((n, &again), (5, &seen));
+        // A respondent's error ends the run and comes back as it is.
+        let mut g = agora_methods::Pbo::new(
+            Space::reals(&[(0.0, 1.0)]).unwrap(),
+            agora_methods::PboConfig::new(agora_methods::PairRule::Eubo),
+            0,
+        )
+        .unwrap();
+        let e = drive(&mut g, &mut First(0), 3, |_| Ok(ControlFlow::Continue(()))).unwrap_err();
+        assert!(matches!(e, Error::UnsupportedQuery { .. }), "{e}");
+    }
 }

@@ -242,7 +242,7 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
     // Expensive jobs first, so the tail of the run stays parallel.
     jobs.sort_by_key(|(ti, v, _)| (usize::from(v.name() != "sbo"), task_list[*ti].agents == 2));
     let t0 = std::time::Instant::now();
-    let runs: Vec<SboRun> = crate::report::run_parallel("sbo", &jobs, progress, |(ti, v, s)| {
+    let runs: Vec<SboRun> = crate::runner::run_parallel("sbo", &jobs, progress, |(ti, v, s)| {
         run_one(&task_list[*ti], v.clone(), *s, t_rounds)
     })?;
     let wall = t0.elapsed().as_secs_f64();
@@ -545,7 +545,7 @@ pub fn reproduce_gp(quick: bool, dir: &std::path::Path, progress: bool) -> Resul
     }
     let t0 = std::time::Instant::now();
     let runs: Vec<SboRun> =
-        crate::report::run_parallel("sbo-gp", &jobs, progress, |&(ti, v, s)| {
+        crate::runner::run_parallel("sbo-gp", &jobs, progress, |&(ti, v, s)| {
             run_gp_one(&task_list[ti], v, s, t_rounds)
         })?;
     let wall = t0.elapsed().as_secs_f64();

@@ -1,8 +1,8 @@
 //! `agora reproduce` suites: each is a grid plus a markdown report. Method issues add
 //! their papers' suites here.
 
+use crate::grid::{RunSpec, run_grid};
 use crate::report::{self, Summary};
-use crate::runner::{RunSpec, run_grid};
 use agora_core::{Error, Result};
 use std::fmt::Write as _;
 use std::path::Path;

@@ -222,3 +222,9 @@ impl Oracle {
         }
     }
 }
+
+impl agora_core::Respondent for Oracle {
+    fn answer(&mut self, query: &Query) -> Result<Answer> {
+        Oracle::answer(self, query)
+    }
+}
