@@ -1,0 +1,270 @@
+//! `agora bench ...`: benchmarks printed beside the Python anchors' numbers.
+
+use super::{emit, write_json};
+use anyhow::Result;
+use clap::Subcommand;
+use std::path::PathBuf;
+
+/// Which benchmark.
+#[derive(Subcommand)]
+pub enum Bench {
+    /// Exact GP fit/predict scaling (RESULTS.md §1).
+    ExactGp {
+        /// Training sizes.
+        #[arg(long, value_delimiter = ',', default_value = "100,250,500,1000,2000")]
+        ns: Vec<usize>,
+        /// Repeats per size (median reported).
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
+        /// Folder with fresh anchor results (exact_gp_scaling.json) from run_all.sh; default: the recorded copy.
+        #[arg(long)]
+        anchors: Option<PathBuf>,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Preferential BO loop on Branin and Hartmann6 (RESULTS.md §2).
+    Pbo {
+        /// agora method to run.
+        #[arg(long, default_value = "pbo-eubo")]
+        method: String,
+        /// Seeds (0..N).
+        #[arg(long, default_value_t = 5)]
+        seeds: u64,
+        /// Folder with fresh anchor results (pbo_loop.json); default: the recorded copy.
+        #[arg(long)]
+        anchors: Option<PathBuf>,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Preference-GP fit at scale (1,000 points, 2,000 comparisons by default).
+    PrefGp {
+        /// Points.
+        #[arg(long, default_value_t = 1000)]
+        points: usize,
+        /// Comparisons.
+        #[arg(long, default_value_t = 2000)]
+        comparisons: usize,
+        /// Also write the row as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Heteroscedastic PBO: wall time per acquisition round at rounds 10, 50, 100, and
+    /// optionally of the whole `reproduce hpbo` suite.
+    Hpbo {
+        /// Seeds per (problem, method) (0..N).
+        #[arg(long, default_value_t = 3)]
+        seeds: u64,
+        /// Also run the full `reproduce hpbo` suite (into a temporary folder) and time it.
+        #[arg(long)]
+        suite: bool,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Collaborative fair BO on Hartmann-6d: time per joint 18-D round and R_T/n at ρ = 1
+    /// and 0.2, beside the authors' code (RESULTS-collaborative-bo.md).
+    Cbo {
+        /// Runs per ρ (the authors' seeds, in order).
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Collaborative fair BO on the traffic grid: ms per round of the exact joint search,
+    /// branch-and-bound beside exhaustive (the same batches), and the 8^8 worst case.
+    CboTraffic {
+        /// Runs per ρ (the authors' traffic seeds, in order).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Social BO on thermal comfort (n = 3): seconds per iteration at t = 10, 25, 50,
+    /// against the paper's "< 30 s at t = 50".
+    Sbo {
+        /// Runs (seeds 0..runs, one at a time).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// DSBO: seconds per iteration at D = 401 (HOM on predator-prey N = 3) after t
+    /// observations, beside full-kernel GP-UCB, against the 2 s target.
+    Dsbo {
+        /// Observations before the timed iterations.
+        #[arg(long, default_value_t = 200)]
+        t: usize,
+        /// Repeats (seeds 0..N, median reported).
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
+        /// DSBO edge budgets (one row each; the suite uses 100; the paper keeps up to 1500,
+        /// which here gives ~1250 overlapping cliques and ~30 s per iteration even at t = 20).
+        #[arg(long, value_delimiter = ',', default_value = "100,400")]
+        edges: Vec<usize>,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// 50 concurrent voters on loopback against `agora serve`'s API and a SQLite file:
+    /// ballot latency (p50/p95/p99) and a check that every acknowledged vote is stored once.
+    Serve {
+        /// Concurrent voters.
+        #[arg(long, default_value_t = 50)]
+        voters: usize,
+        /// Rounds (every voter votes once per round).
+        #[arg(long, default_value_t = 20)]
+        rounds: u64,
+        /// Also write the row as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Standard BO loop on Hartmann6 (RESULTS.md §3).
+    Bo {
+        /// agora methods to run.
+        #[arg(long, value_delimiter = ',', default_value = "gp-logei")]
+        methods: Vec<String>,
+        /// Seeds (0..N).
+        #[arg(long, default_value_t = 5)]
+        seeds: u64,
+        /// Folder with fresh anchor results (ei_loop.json); default: the recorded copy.
+        #[arg(long)]
+        anchors: Option<PathBuf>,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+/// Run one benchmark.
+pub fn run(which: Bench, progress: bool) -> Result<()> {
+    match which {
+        Bench::ExactGp {
+            ns,
+            repeats,
+            anchors,
+            json,
+        } => {
+            let rows = agora_experiments::bench::exact_gp(&ns, repeats, anchors.as_deref())?;
+            emit(
+                &agora_experiments::bench::exact_gp_table(&rows),
+                &rows,
+                json.as_deref(),
+            )?;
+        }
+        Bench::Pbo {
+            method,
+            seeds,
+            anchors,
+            json,
+        } => {
+            let rows = agora_experiments::bench::pbo(&method, seeds, anchors.as_deref())?;
+            emit(
+                &agora_experiments::bench::pbo_table(&rows),
+                &rows,
+                json.as_deref(),
+            )?;
+        }
+        Bench::PrefGp {
+            points,
+            comparisons,
+            json,
+        } => {
+            let row = agora_experiments::bench::pref_scale(points, comparisons, 0)?;
+            println!(
+                "preference GP, {} points, {} comparisons: fit {:.2} s ({} evidence evaluations, {:.3} s each), held-out pair accuracy {:.3}, peak memory {:.0} MB",
+                row.n_points,
+                row.n_comparisons,
+                row.fit_s,
+                row.evals,
+                row.eval_s,
+                row.pair_accuracy,
+                row.peak_mb.unwrap_or(f64::NAN)
+            );
+            if let Some(p) = json {
+                write_json(&p, &row)?;
+            }
+        }
+        Bench::Hpbo { seeds, suite, json } => {
+            let rows = agora_experiments::hpbo::bench(seeds)?;
+            println!("{}", agora_experiments::hpbo::bench_table(&rows));
+            if suite {
+                let dir =
+                    std::env::temp_dir().join(format!("agora-bench-hpbo-{}", std::process::id()));
+                let t0 = std::time::Instant::now();
+                agora_experiments::hpbo::reproduce(false, &dir, progress)?;
+                println!(
+                    "full `reproduce hpbo` suite: {:.1} s wall (records in {})",
+                    t0.elapsed().as_secs_f64(),
+                    dir.display()
+                );
+            }
+            if let Some(p) = json {
+                write_json(&p, &rows)?;
+            }
+        }
+        Bench::Cbo { runs, json } => {
+            let rows = agora_experiments::cbo::bench(runs)?;
+            emit(
+                &agora_experiments::cbo::bench_table(&rows),
+                &rows,
+                json.as_deref(),
+            )?;
+        }
+        Bench::CboTraffic { runs, json } => {
+            let (rows, worst) = agora_experiments::cbo::bench_traffic(runs)?;
+            emit(
+                &agora_experiments::cbo::bench_traffic_table(&rows, worst),
+                &rows,
+                json.as_deref(),
+            )?;
+        }
+        Bench::Sbo { runs, json } => {
+            let rows = agora_experiments::sbo::bench(runs)?;
+            emit(
+                &agora_experiments::sbo::bench_table(&rows),
+                &rows,
+                json.as_deref(),
+            )?;
+        }
+        Bench::Dsbo {
+            t,
+            repeats,
+            edges,
+            json,
+        } => {
+            let rows = agora_experiments::bench::dsbo(t, repeats, &edges)?;
+            emit(
+                &agora_experiments::bench::dsbo_table(&rows),
+                &rows,
+                json.as_deref(),
+            )?;
+        }
+        Bench::Serve {
+            voters,
+            rounds,
+            json,
+        } => {
+            let b = agora_server::bench::serve(voters, rounds).map_err(anyhow::Error::msg)?;
+            emit(&agora_server::bench::table(&b), &b, json.as_deref())?;
+        }
+        Bench::Bo {
+            methods,
+            seeds,
+            anchors,
+            json,
+        } => {
+            let rows = agora_experiments::bench::bo(&methods, seeds, anchors.as_deref())?;
+            emit(
+                &agora_experiments::bench::bo_table(&rows),
+                &rows,
+                json.as_deref(),
+            )?;
+        }
+    }
+    Ok(())
+}
