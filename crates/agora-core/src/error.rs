@@ -42,6 +42,21 @@ pub enum Error {
     /// indefinite at the largest allowed jitter).
     #[error("numerical failure: {0}")]
     Numerical(String),
+    /// A symmetric matrix that stays indefinite at the largest jitter allowed (Cholesky with
+    /// escalating jitter gave up).
+    #[error(
+        "numerical failure: matrix of size {size} is not positive definite even with jitter {jitter:.3e} ({max_relative:.0e} x mean diagonal {mean_diagonal:.3e})"
+    )]
+    NotPositiveDefinite {
+        /// The matrix's order.
+        size: usize,
+        /// The largest absolute jitter tried.
+        jitter: f64,
+        /// That jitter relative to the mean diagonal.
+        max_relative: f64,
+        /// The mean absolute diagonal the jitter scales with.
+        mean_diagonal: f64,
+    },
     /// An operation that is not valid in the current state.
     #[error("invalid state: {0}")]
     State(String),

@@ -126,12 +126,12 @@ impl Cholesky {
             }
             rel *= policy.factor;
         }
-        Err(Error::Numerical(format!(
-            "matrix of size {n} is not positive definite even with jitter {:.3e} (= {:.0e} x mean diagonal {:.3e})",
-            policy.max * scale,
-            policy.max,
-            scale
-        )))
+        Err(Error::NotPositiveDefinite {
+            size: n,
+            jitter: policy.max * scale,
+            max_relative: policy.max,
+            mean_diagonal: scale,
+        })
     }
 
     /// Jitter added to the diagonal (0 when the matrix factored as given).
@@ -299,7 +299,10 @@ mod tests {
         );
         let neg = faer::mat![[1.0, 0.0], [0.0, -1.0]];
         let e = Cholesky::new(neg.as_ref()).unwrap_err();
-        assert!(matches!(e, Error::Numerical(_)), "{e}");
+        assert!(
+            matches!(e, Error::NotPositiveDefinite { size: 2, .. }),
+            "{e}"
+        );
         let nan = faer::mat![[1.0, 0.0], [f64::NAN, 1.0]];
         assert!(
             Cholesky::new(nan.as_ref())
