@@ -9,6 +9,8 @@ pub mod graph;
 pub mod maximize;
 pub mod preference;
 pub mod risk;
+pub mod screened;
+pub mod social;
 pub mod thompson;
 
 use agora_core::Result;
@@ -17,6 +19,8 @@ use faer::MatRef;
 pub use analytic::{Analytic, AnalyticKind};
 pub use maximize::{BoxMaximizer, maximize_box, maximize_finite};
 pub use risk::{RiskAverse, RiskKind};
+pub use screened::{LocalSearch, maximize_screened};
+pub use social::{OptimisticImprovement, WelfareUcb};
 pub use thompson::RffSample;
 
 /// A model with Gaussian posterior marginals over a continuous input.

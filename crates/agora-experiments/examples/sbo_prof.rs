@@ -76,12 +76,13 @@ fn main() -> agora_core::Result<()> {
     );
     let t = Instant::now();
     let w = agora_math::welfare::Welfare::Gini { rho: 1.0 };
+    let acq = agora_acq::OptimisticImprovement::new(&s, m - 1, &w)?;
     for k in 0..128 {
-        s.screen(&[k as f64 / 128.0], m - 1, &w)?;
+        acq.screen(&[k as f64 / 128.0])?;
     }
     println!("screen x128 {:.4}s", t.elapsed().as_secs_f64());
     let t = Instant::now();
-    let v = s.optimism(&[0.8], m - 1, &w)?;
+    let v = acq.value(&[0.8])?;
     println!("optimism {v:.3} {:.3}s", t.elapsed().as_secs_f64());
     let t = Instant::now();
     let wu = s.difference_widths(m - 1, m - 2)?;

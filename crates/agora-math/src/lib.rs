@@ -5,12 +5,14 @@
 //! log space ([`special`]), truncated-normal samplers ([`truncnorm`]), seeded space-filling designs ([`design`]), box-bounded
 //! L-BFGS-B with multistart ([`optim`]), an augmented-Lagrangian solver for smooth
 //! constrained problems ([`constrained`]), square assignment (Hungarian, Sinkhorn;
-//! [`assign`]), maximal cliques ([`cliques`]) and seeded ChaCha streams ([`rng`]).
+//! [`assign`]), maximal cliques ([`cliques`]), seeded ChaCha streams ([`rng`]) and the
+//! central finite differences that check analytic gradients in tests ([`fd`]).
 
 pub mod assign;
 pub mod cliques;
 pub mod constrained;
 pub mod design;
+pub mod fd;
 pub mod linalg;
 pub mod optim;
 pub mod rng;

@@ -1,9 +1,9 @@
-//! Social BO (Adachi et al.; ../shared/notes/social-bo.md §3, Algorithm 1) and its
+//! Social BO (Adachi et al.; docs/notes/social-bo.md §3, Algorithm 1) and its
 //! baselines, as one ask/tell strategy over group votes.
 //!
 //! Each round the facilitator asks every agent to vote publicly on `(x_t, x_{t−1})`, where
 //! `x_t` maximizes the optimistic improvement `α(x, x_{t−1})` of the welfare over the
-//! confidence set ([`agora_gp::social::SocialModel::optimism`]); after refitting, a private
+//! confidence set ([`agora_acq::OptimisticImprovement`]); after refitting, a private
 //! vote on the same pair is asked only if `w^u ≥ max(t^{−q}, w^v)` (the widths of the
 //! private and public utility-difference intervals, Euclidean norm over agents).
 //!
@@ -11,9 +11,9 @@
 //! - initial design: `init_pairs = 5` random pairs, each voted on publicly and privately
 //!   (SBO, Independent) or on the variant's only channel; the chain continues from the last
 //!   pair's second point;
-//! - acquisition search: a fresh scrambled Sobol set (or every option of a finite set) is
-//!   screened with the cheap MAP-based optimistic score, and the exact `α` is solved for the
-//!   best `refine` of them;
+//! - acquisition search ([`agora_acq::maximize_screened`]): a fresh scrambled Sobol set (or
+//!   every option of a finite set) is screened with the cheap MAP-based optimistic score and
+//!   the MAP welfare, and the exact `α` is solved for the best `refine` of each;
 //! - `L` doubling (App. G.1) every round: the MAP is refitted with `2L`; if its objective
 //!   beats the current one by more than `β`, `L` doubles;
 //! - lengthscale: fixed per task, or chosen every `cv_every` rounds from a grid by 5-fold
@@ -25,6 +25,8 @@
 //! votes unlinked; same private-vote rule), `PrivateOnly` (a private vote every round).
 
 use crate::Strategy;
+use crate::open::{self, AskTell, OpenQuery};
+use agora_acq::{OptimisticImprovement, maximize_screened};
 use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::social::{Coupling, SocialConfig, SocialGraph, SocialModel, Vote};
 use agora_gp::{Stationary, StationaryKind};
@@ -139,8 +141,9 @@ pub struct SboRound {
     pub seconds: f64,
 }
 
+/// What an open query of [`Sbo`] is about.
 #[derive(Debug, Clone, PartialEq)]
-enum Open {
+pub enum SboPending {
     /// Two new points (initial pair).
     Init(Vec<f64>, Vec<f64>, Channel),
     /// A new point against `prev`.
@@ -164,7 +167,7 @@ pub struct Sbo {
     rounds: Vec<SboRound>,
     counts: [usize; 2],
     queries: u64,
-    open: Option<(Query, Open)>,
+    open: OpenQuery<SboPending>,
     work: f64,
 }
 
@@ -256,7 +259,7 @@ impl Sbo {
             rounds: Vec::new(),
             counts: [0, 0],
             queries: 0,
-            open: None,
+            open: OpenQuery::default(),
             work: 0.0,
         })
     }
@@ -332,7 +335,9 @@ impl Sbo {
         Ok(())
     }
 
-    fn propose(&mut self) -> Result<Vec<f64>> {
+    /// The next option against the previous one: the optimistic improvement maximized by
+    /// screening the pool and solving the exact problem on the shortlist.
+    fn next_option(&self) -> Result<Vec<f64>> {
         let prev = self
             .prev
             .ok_or_else(|| Error::State("no previous option".into()))?;
@@ -347,46 +352,22 @@ impl Sbo {
             .map(|x| self.space.canonicalize(&x))
             .collect::<Result<_>>()?,
         };
-        let screens: Vec<agora_gp::social::Screen> = pool
-            .iter()
-            .map(|x| self.model.screen(x, prev, &self.welfare))
-            .collect::<Result<_>>()?;
-        let mut scored: Vec<(f64, usize)> = screens
-            .iter()
-            .enumerate()
-            .map(|(k, sc)| (sc.optimism, k))
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        use rayon::prelude::*;
-        let mut top: Vec<usize> = scored
-            .iter()
-            .take(self.cfg.refine.max(1))
-            .map(|p| p.1)
-            .collect();
-        // The screen's ball term favours options far from the data; add the options whose
-        // MAP welfare is highest, so the exact problem also weighs exploitation.
-        let mut by_map: Vec<(f64, usize)> = screens
-            .iter()
-            .enumerate()
-            .map(|(k, sc)| (sc.map_welfare, k))
-            .collect();
-        by_map.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        for &(_, k) in by_map.iter().take(self.cfg.refine.max(1)) {
-            if !top.contains(&k) {
-                top.push(k);
+        let acq = OptimisticImprovement::new(&self.model, prev, &self.welfare)?;
+        // The screen's ball term favours options far from the data; the MAP welfare, the
+        // second criterion, makes the exact problem also weigh exploitation.
+        let screen = |xs: &[Vec<f64>]| -> Result<Vec<Vec<f64>>> {
+            let mut optimism = Vec::with_capacity(xs.len());
+            let mut map_welfare = Vec::with_capacity(xs.len());
+            for x in xs {
+                let sc = acq.screen(x)?;
+                optimism.push(sc.optimism);
+                map_welfare.push(sc.map_welfare);
             }
-        }
-        let vals: Vec<f64> = top
-            .par_iter()
-            .map(|&k| self.model.optimism(&pool[k], prev, &self.welfare))
-            .collect::<Result<_>>()?;
-        let mut best: Option<(f64, usize)> = None;
-        for (&k, &v) in top.iter().zip(&vals) {
-            if best.is_none_or(|(b, _)| v > b) {
-                best = Some((v, k));
-            }
-        }
-        Ok(pool[best.expect("non-empty pool").1].clone())
+            Ok(vec![optimism, map_welfare])
+        };
+        let exact = |x: &[f64]| acq.value(x);
+        let (x, _) = maximize_screened(&pool, &screen, self.cfg.refine, Some(&exact), None)?;
+        Ok(x)
     }
 
     fn decide_private(&self, a: usize, b: usize) -> Result<(bool, (f64, f64))> {
@@ -419,20 +400,19 @@ impl Sbo {
     }
 }
 
-impl Strategy for Sbo {
-    fn name(&self) -> String {
-        self.cfg.variant.name().to_string()
+impl AskTell for Sbo {
+    type Pending = SboPending;
+
+    fn open_query(&mut self) -> &mut OpenQuery<SboPending> {
+        &mut self.open
     }
 
-    fn ask(&mut self) -> Result<Query> {
-        if let Some((q, _)) = &self.open {
-            return Ok(q.clone());
-        }
+    fn propose(&mut self) -> Result<(Query, SboPending)> {
         let (points, channel, open) = if let Some((a, b, ch)) = self.init.front().cloned() {
             (
                 vec![self.point_of(&a), self.point_of(&b)],
                 ch,
-                Open::Init(a, b, ch),
+                SboPending::Init(a, b, ch),
             )
         } else if let Some((a, b)) = self.pending_private {
             let p = self.model.points();
@@ -440,13 +420,15 @@ impl Strategy for Sbo {
             (
                 vec![self.point_of(&row(a)), self.point_of(&row(b))],
                 Channel::Private,
-                Open::Private(a, b),
+                SboPending::Private(a, b),
             )
         } else {
             let t0 = Instant::now();
-            let x = self.propose()?;
+            let x = self.next_option()?;
             self.work = t0.elapsed().as_secs_f64();
-            let prev = self.prev.expect("set after the initial design");
+            let prev = self
+                .prev
+                .ok_or_else(|| Error::State("no previous option".into()))?;
             let p = self.model.points();
             let prow: Vec<f64> = (0..p.ncols()).map(|j| p[(prev, j)]).collect();
             let ch = if self.cfg.variant == SboVariant::PrivateOnly {
@@ -457,7 +439,7 @@ impl Strategy for Sbo {
             (
                 vec![self.point_of(&x), self.point_of(&prow)],
                 ch,
-                Open::Proposal(x, prev, ch),
+                SboPending::Proposal(x, prev, ch),
             )
         };
         let q = Query {
@@ -468,15 +450,17 @@ impl Strategy for Sbo {
                 agents: self.agents_of(),
             },
         };
-        self.open = Some((q.clone(), open));
-        Ok(q)
+        Ok((q, open))
     }
 
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let Some((q, open)) = self.open.clone() else {
-            return Err(Error::NoOpenQuery);
-        };
-        answer.check_against(&q)?;
+    fn check(&self, _: &Query, _: &SboPending, answer: &Answer) -> Result<()> {
+        match &answer.kind {
+            AnswerKind::Votes { .. } => Ok(()),
+            _ => Err(Error::invalid("answer", "a group vote needs `votes`")),
+        }
+    }
+
+    fn record(&mut self, _: &Query, open: &SboPending, answer: &Answer) -> Result<()> {
         let AnswerKind::Votes { votes } = &answer.kind else {
             return Err(Error::invalid("answer", "a group vote needs `votes`"));
         };
@@ -497,8 +481,8 @@ impl Strategy for Sbo {
                 .collect()
         };
         let t0 = Instant::now();
-        match open {
-            Open::Init(xa, xb, ch) => {
+        match open.clone() {
+            SboPending::Init(xa, xb, ch) => {
                 // Points are added once per pair (the first channel asked).
                 let m = self.model.m();
                 let (a, b) = if self.init_done.is_multiple_of(self.channels()) {
@@ -517,7 +501,7 @@ impl Strategy for Sbo {
                     self.prev = Some(self.model.m() - 1);
                 }
             }
-            Open::Proposal(x, prev, ch) => {
+            SboPending::Proposal(x, prev, ch) => {
                 let k = self.model.add_point(&x)?;
                 for v in to_votes(k, prev, ch) {
                     self.model.add_vote(v)?;
@@ -546,7 +530,7 @@ impl Strategy for Sbo {
                     seconds: self.work + t0.elapsed().as_secs_f64(),
                 });
             }
-            Open::Private(a, b) => {
+            SboPending::Private(a, b) => {
                 for v in to_votes(a, b, Channel::Private) {
                     self.model.add_vote(v)?;
                 }
@@ -562,8 +546,21 @@ impl Strategy for Sbo {
             }
         }
         self.queries += 1;
-        self.open = None;
         Ok(())
+    }
+}
+
+impl Strategy for Sbo {
+    fn name(&self) -> String {
+        self.cfg.variant.name().to_string()
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        open::ask(self)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        open::tell(self, answer)
     }
 
     fn recommend(&self) -> Option<(Point, f64)> {

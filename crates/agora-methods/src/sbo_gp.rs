@@ -24,11 +24,15 @@
 //!
 //! Shared decisions: 5 random initial options rated on every channel the method uses (SBO-GP:
 //! both); hyperparameters (one RBF lengthscale from a grid, per-task output scale and noise)
-//! by the profile marginal likelihood every round; `β^{1/2} = 2`; the acquisition is
-//! maximized over a fresh scrambled Sobol set plus Gaussian perturbations of the best
-//! candidate (boxes) or over every option (finite sets).
+//! by the profile marginal likelihood every round; `β^{1/2} = 2`; the acquisition
+//! ([`agora_acq::WelfareUcb`]) is maximized ([`agora_acq::maximize_screened`]) over a fresh
+//! scrambled Sobol set plus Gaussian perturbations of the best candidate (boxes) or over
+//! every option (finite sets).
 
 use crate::Strategy;
+use crate::open::{self, AskTell, OpenQuery};
+use agora_acq::social::{WelfareUcb, ucb};
+use agora_acq::{LocalSearch, maximize_screened};
 use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::social_gp::{SocialGp, SocialGpConfig};
 use agora_gp::{Icm, Kernel, Stationary, StationaryKind, profile_fit};
@@ -180,7 +184,8 @@ pub struct SboGp {
     rounds: Vec<SboGpRound>,
     counts: [usize; 2],
     queries: u64,
-    open: Option<(Query, Vec<f64>, Channel)>,
+    /// The open query's option and channel.
+    open: OpenQuery<(Vec<f64>, Channel)>,
     work: f64,
 }
 
@@ -262,7 +267,7 @@ impl SboGp {
             rounds: Vec::new(),
             counts: [0, 0],
             queries: 0,
-            open: None,
+            open: OpenQuery::default(),
             work: 0.0,
         })
     }
@@ -363,44 +368,34 @@ impl SboGp {
         Ok(())
     }
 
-    /// Upper confidence bounds of the welfare at `xs` (one per row), and the predicted
-    /// private utilities' means and variances (`m × n`, empty for the scalar GPs).
+    /// The acquisition at `xs` (one per row): the welfare UCB of the agents' utilities, or
+    /// for a GP of the welfare itself (one task) its plain UCB.
     fn scores(&self, xs: &[Vec<f64>]) -> Result<Vec<f64>> {
         let xm = Self::mat(xs);
-        let b = self.cfg.beta_sqrt;
-        let n = self.cfg.agents;
-        Ok(match self.surrogate.as_ref().expect("fitted") {
-            Surrogate::Social(s) => {
-                let p = s.predict(xm.as_ref())?;
-                (0..xs.len())
-                    .map(|k| {
-                        let z: Vec<f64> = (0..n)
-                            .map(|i| p.mean[(k, i)] + b * p.var(k, i).sqrt())
-                            .collect();
-                        self.welfare.normalized_value(&z)
-                    })
-                    .collect()
-            }
-            Surrogate::Icm(g) => {
+        let acq = WelfareUcb {
+            welfare: &self.welfare,
+            beta_sqrt: self.cfg.beta_sqrt,
+            agents: self.cfg.agents,
+        };
+        match self
+            .surrogate
+            .as_ref()
+            .ok_or_else(|| Error::State("no surrogate before the initial ratings".into()))?
+        {
+            Surrogate::Social(s) => acq.values(s.as_ref(), xm.as_ref()),
+            Surrogate::Icm(g) if g.tasks() == 1 => {
                 let (m, v) = g.predict(xm.as_ref())?;
-                if g.tasks() == 1 {
-                    (0..xs.len())
-                        .map(|k| m[(k, 0)] + b * v[(k, 0)].sqrt())
-                        .collect()
-                } else {
-                    (0..xs.len())
-                        .map(|k| {
-                            let z: Vec<f64> =
-                                (0..n).map(|i| m[(k, i)] + b * v[(k, i)].sqrt()).collect();
-                            self.welfare.normalized_value(&z)
-                        })
-                        .collect()
-                }
+                Ok((0..xs.len())
+                    .map(|k| ucb(m[(k, 0)], v[(k, 0)], acq.beta_sqrt))
+                    .collect())
             }
-        })
+            Surrogate::Icm(g) => acq.values(g.as_ref(), xm.as_ref()),
+        }
     }
 
-    fn propose(&self) -> Result<Vec<f64>> {
+    /// The next option: the acquisition's best over the pool, then over Gaussian
+    /// perturbations of it (boxes).
+    fn next_option(&self) -> Result<Vec<f64>> {
         let pool: Vec<Vec<f64>> = match &self.space {
             Space::Candidates { features, .. } => features.clone(),
             Space::Box { .. } => agora_math::design::sobol(
@@ -412,34 +407,19 @@ impl SboGp {
             .map(|x| self.space.canonicalize(&x))
             .collect::<Result<_>>()?,
         };
-        let s = self.scores(&pool)?;
-        let (v0, k0) = first_max(&s);
-        let mut best = (v0, pool[k0].clone());
-        if let Space::Box { .. } = &self.space
-            && self.cfg.local > 0
-        {
-            use rand_distr::Distribution;
-            let mut rng = agora_math::rng::stream(self.seed, &[self.queries, 0x5B63]);
-            let local: Vec<Vec<f64>> = (0..self.cfg.local)
-                .map(|_| {
-                    let x: Vec<f64> = best
-                        .1
-                        .iter()
-                        .map(|c| {
-                            let e: f64 = rand_distr::StandardNormal.sample(&mut rng);
-                            (c + 0.03 * e).clamp(0.0, 1.0)
-                        })
-                        .collect();
-                    self.space.canonicalize(&x)
-                })
-                .collect::<Result<_>>()?;
-            let sl = self.scores(&local)?;
-            let (v1, k1) = first_max(&sl);
-            if v1 > best.0 {
-                best = (v1, local[k1].clone());
-            }
-        }
-        Ok(best.1)
+        let screen = |xs: &[Vec<f64>]| -> Result<Vec<Vec<f64>>> { Ok(vec![self.scores(xs)?]) };
+        let project = |x: &[f64]| self.space.canonicalize(x);
+        let local = match &self.space {
+            Space::Box { .. } if self.cfg.local > 0 => Some(LocalSearch {
+                count: self.cfg.local,
+                sd: 0.03,
+                rng: agora_math::rng::stream(self.seed, &[self.queries, 0x5B63]),
+                project: &project,
+            }),
+            _ => None,
+        };
+        let (x, _) = maximize_screened(&pool, &screen, 1, None, local)?;
+        Ok(x)
     }
 
     /// `(w_B, w_v)` at `x`: the parts of Goodman's variance due to `B` and to the public GP,
@@ -534,16 +514,6 @@ impl SboGp {
     }
 }
 
-/// The first largest score and its index.
-fn first_max(s: &[f64]) -> (f64, usize) {
-    s.iter().enumerate().fold(
-        (f64::NEG_INFINITY, 0),
-        |acc, (k, &v)| {
-            if v > acc.0 { (v, k) } else { acc }
-        },
-    )
-}
-
 /// Sample correlation of the columns of `y`, shrunk by `w` toward the identity:
 /// `(1 − w) R + w I`. Constant columns get unit variance.
 pub fn sample_correlation(y: faer::MatRef<'_, f64>, w: f64) -> Mat<f64> {
@@ -568,22 +538,21 @@ pub fn sample_correlation(y: faer::MatRef<'_, f64>, w: f64) -> Mat<f64> {
     })
 }
 
-impl Strategy for SboGp {
-    fn name(&self) -> String {
-        self.cfg.variant.name().to_string()
+impl AskTell for SboGp {
+    type Pending = (Vec<f64>, Channel);
+
+    fn open_query(&mut self) -> &mut OpenQuery<(Vec<f64>, Channel)> {
+        &mut self.open
     }
 
-    fn ask(&mut self) -> Result<Query> {
-        if let Some((q, _, _)) = &self.open {
-            return Ok(q.clone());
-        }
+    fn propose(&mut self) -> Result<(Query, (Vec<f64>, Channel))> {
         let (x, ch) = if let Some((x, ch)) = self.init.front().cloned() {
             (x, ch)
         } else if let (Some(ch), Some(x)) = (self.todo.front().copied(), self.current.clone()) {
             (x, ch)
         } else {
             let t0 = Instant::now();
-            let x = self.propose()?;
+            let x = self.next_option()?;
             self.work = t0.elapsed().as_secs_f64();
             self.todo = self.cfg.variant.channels().into();
             self.current = Some(x.clone());
@@ -598,25 +567,30 @@ impl Strategy for SboGp {
                 agents: self.agents(),
             },
         };
-        self.open = Some((q.clone(), x, ch));
-        Ok(q)
+        Ok((q, (x, ch)))
     }
 
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let Some((q, x, ch)) = self.open.clone() else {
-            return Err(Error::NoOpenQuery);
-        };
-        answer.check_against(&q)?;
+    fn check(&self, _: &Query, _: &(Vec<f64>, Channel), answer: &Answer) -> Result<()> {
+        match &answer.kind {
+            AnswerKind::Values { .. } => Ok(()),
+            _ => Err(Error::invalid(
+                "answer",
+                "a group rating needs `values` (one per agent)",
+            )),
+        }
+    }
+
+    fn record(&mut self, _: &Query, open: &(Vec<f64>, Channel), answer: &Answer) -> Result<()> {
         let AnswerKind::Values { values } = &answer.kind else {
             return Err(Error::invalid(
                 "answer",
                 "a group rating needs `values` (one per agent)",
             ));
         };
+        let (x, ch) = open.clone();
         let t0 = Instant::now();
         self.store(x.clone(), ch, values);
         self.queries += 1;
-        self.open = None;
         if !self.init.is_empty() {
             self.init.pop_front();
             if self.init.is_empty() {
@@ -663,6 +637,20 @@ impl Strategy for SboGp {
             self.current = None;
         }
         Ok(())
+    }
+}
+
+impl Strategy for SboGp {
+    fn name(&self) -> String {
+        self.cfg.variant.name().to_string()
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        open::ask(self)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        open::tell(self, answer)
     }
 
     fn recommend(&self) -> Option<(Point, f64)> {

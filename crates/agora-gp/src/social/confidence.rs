@@ -1,0 +1,178 @@
+//! The likelihood-ratio confidence set of the social model (Social BO paper, Lemma D.2,
+//! Remarks D.3–D.5) and the problems solved over it: bounds on a utility at a new point
+//! (docs/notes/social-bo.md (70)/(71)) and, through [`SocialModel::minimize_over_set`], an
+//! acquisition's own problem.
+
+use super::{Coupling, SetConstraint, SetLayout, SocialModel, constraints};
+use agora_core::{Error, Result};
+use agora_math::constrained::{AlResult, minimize_al};
+use agora_math::optim::Objective;
+use faer::Mat;
+
+impl SocialModel {
+    /// The lower Cholesky factor `C` of `K + jitter·I` over the points: the utilities at
+    /// the points are `U_i = C α_i` (row `r` of `C` gives agent `i`'s utility at point `r`).
+    pub fn gram_factor(&self) -> &Mat<f64> {
+        &self.c
+    }
+
+    /// Likelihood-ratio constraints of the confidence set (`≤ 0` form).
+    pub(super) fn lr_fns(&self, lay: &SetLayout) -> Result<Vec<SetConstraint<'_>>> {
+        let fit = self
+            .fit
+            .as_ref()
+            .ok_or_else(|| Error::State("fit the social model first".into()))?;
+        let lay = *lay;
+        let mut out: Vec<SetConstraint<'_>> = Vec::new();
+        let j_min = fit.objective - self.cfg.beta;
+        out.push(Box::new(move |x: &[f64], g: &mut [f64]| {
+            g.iter_mut().for_each(|e| *e = 0.0);
+            let p = self.parts(x, &lay, [-1.0, -1.0, -1.0], Some(g));
+            Ok(j_min - (p[0] + p[1] + p[2]))
+        }));
+        if !self.cfg.separate_lr {
+            return Ok(out);
+        }
+        if !self.private.is_empty() {
+            let lu_min = fit.mle_u - self.cfg.beta_u;
+            out.push(Box::new(move |x: &[f64], g: &mut [f64]| {
+                g.iter_mut().for_each(|e| *e = 0.0);
+                let p = self.parts(x, &lay, [-1.0, 0.0, 0.0], Some(g));
+                Ok(lu_min - p[0])
+            }));
+        }
+        if !self.public.is_empty() && !matches!(self.cfg.coupling, Coupling::Independent) {
+            let lv_min = fit.mle_v - self.cfg.beta_v;
+            out.push(Box::new(move |x: &[f64], g: &mut [f64]| {
+                g.iter_mut().for_each(|e| *e = 0.0);
+                let p = self.parts(x, &lay, [0.0, -1.0, 0.0], Some(g));
+                Ok(lv_min - p[1])
+            }));
+        }
+        Ok(out)
+    }
+
+    /// Minimize `obj` over the confidence set (Social BO paper, Lemma D.2: the ball, the
+    /// stochastic rows of `A` and `J ≥ Ĵ − β`; also the separate likelihood ratios with
+    /// [`SocialConfig::separate_lr`](super::SocialConfig::separate_lr)) plus `extra`
+    /// constraints, in `lay`'s variables, from `x0` and from every other mode of the fit.
+    /// Returns the best feasible solution. Errors before a fit.
+    pub fn minimize_over_set(
+        &self,
+        lay: &SetLayout,
+        obj: &Objective<'_>,
+        extra: &[SetConstraint<'_>],
+        x0: Vec<f64>,
+    ) -> Result<AlResult> {
+        let balls = self.ball_fns(lay);
+        let rows = self.row_fns(lay);
+        let lr = self.lr_fns(lay)?;
+        let cons = constraints(&[&balls, &lr, extra], &rows);
+        let bounds = self.bounds_for(lay);
+        let mut best = minimize_al(obj, &cons, &bounds, &x0, None, self.cfg.bound_solver)?;
+        // The other modes of the set, with the same extra coordinates as `x0`.
+        let fit = self.fit.as_ref().expect("checked by lr_fns");
+        let nm = self.n * self.m();
+        for mode in &fit.modes {
+            let mut x = x0.clone();
+            x[..nm].copy_from_slice(&mode[..nm]);
+            if lay.a {
+                x[lay.a_off()..lay.a_off() + self.n * self.n].copy_from_slice(&mode[nm..]);
+            }
+            let r = minimize_al(obj, &cons, &bounds, &x, None, self.cfg.bound_solver)?;
+            if r.kkt.feasibility <= 1e-6 && r.f < best.f {
+                best = r;
+            }
+        }
+        Ok(best)
+    }
+
+    /// The MAP `(α̂, Â)` as a point of `lay`'s variables (`β` and `τ` at 0). Errors before a
+    /// fit.
+    pub fn map_point(&self, lay: &SetLayout) -> Result<Vec<f64>> {
+        let fit = self
+            .fit
+            .as_ref()
+            .ok_or_else(|| Error::State("fit the social model first".into()))?;
+        let mut x = vec![0.0; lay.len()];
+        x[..self.n * self.m()].copy_from_slice(&fit.alpha);
+        if lay.a {
+            x[lay.a_off()..lay.a_off() + self.n * self.n].copy_from_slice(&fit.a);
+        }
+        Ok(x)
+    }
+
+    /// Whitened extension of the Gram by `x`: `(c, s)` with `u(x, i) = c·α_i + s β_i`
+    /// (`c = C⁻¹ k_x`, `s² = k(x, x) + jitter − ‖c‖²`). Errors name `x` (length, finiteness).
+    pub fn extension(&self, x: &[f64]) -> Result<(Vec<f64>, f64)> {
+        if x.len() != self.points.ncols() {
+            return Err(Error::dim("x", self.points.ncols(), x.len()));
+        }
+        agora_core::check_finite_slice("x", x)?;
+        let xm = Mat::from_fn(1, x.len(), |_, j| x[j]);
+        let kx = self.kernel.cross(self.points.as_ref(), xm.as_ref());
+        let m = self.m();
+        // c = C⁻¹ k_x (forward substitution).
+        let mut c = vec![0.0; m];
+        for r in 0..m {
+            let mut s = kx[(r, 0)];
+            for k in 0..r {
+                s -= self.c[(r, k)] * c[k];
+            }
+            c[r] = s / self.c[(r, r)];
+        }
+        let kxx = self.kernel.diag(xm.as_ref())[0] + self.cfg.jitter;
+        let s2 = kxx - c.iter().map(|v| v * v).sum::<f64>();
+        Ok((c, s2.max(0.0).sqrt()))
+    }
+
+    /// MAP utilities at `x`: `Û(x, i) = c·α̂_i` (the minimum-norm interpolant).
+    pub fn map_at(&self, x: &[f64]) -> Result<Vec<f64>> {
+        let fit = self
+            .fit
+            .as_ref()
+            .ok_or_else(|| Error::State("fit the social model first".into()))?;
+        let (c, _) = self.extension(x)?;
+        let m = self.m();
+        Ok((0..self.n)
+            .map(|i| {
+                c.iter()
+                    .zip(&fit.alpha[i * m..(i + 1) * m])
+                    .map(|(a, b)| a * b)
+                    .sum()
+            })
+            .collect())
+    }
+
+
+    /// `(LCB, UCB)` of agent `i`'s utility at `x` over the confidence set (note (70)/(71)).
+    pub fn bounds_at(&self, x: &[f64], agent: usize) -> Result<(f64, f64)> {
+        if agent >= self.n {
+            return Err(Error::invalid(
+                "agent",
+                format!("{agent} is not an agent (0..{})", self.n),
+            ));
+        }
+        let (c, s) = self.extension(x)?;
+        let lay = self.layout(true, false);
+        let m = self.m();
+        let mut out = [0.0; 2];
+        for (k, sign) in [1.0, -1.0].into_iter().enumerate() {
+            let obj = |v: &[f64], g: &mut [f64]| -> Result<f64> {
+                g.iter_mut().for_each(|e| *e = 0.0);
+                let mut z = s * v[lay.beta() + agent];
+                g[lay.beta() + agent] = -sign * s;
+                for r in 0..m {
+                    z += c[r] * v[agent * m + r];
+                    g[agent * m + r] = -sign * c[r];
+                }
+                Ok(-sign * z)
+            };
+            let r = self.minimize_over_set(&lay, &obj, &[], self.map_point(&lay)?)?;
+            out[k] = -sign * r.f;
+        }
+        // out[0] = max z (UCB), out[1] = min z (LCB).
+        Ok((out[1], out[0]))
+    }
+
+}

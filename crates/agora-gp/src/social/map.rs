@@ -1,0 +1,435 @@
+//! The constrained MAP of the social model (Social BO paper, problem (52a)) and the separate
+//! MLEs of each channel, solved by agora's augmented-Lagrangian solver from several starts
+//! (checked against IPOPT on recorded cases, conformance/sbo-map).
+
+use super::{Coupling, SocialModel, bt_loglik};
+use agora_core::{Channel, Error, Result};
+use agora_math::constrained::{AlResult, Constraint, Kind, minimize_al};
+
+/// The MAP and the separate MLEs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SocialFit {
+    /// Whitened utilities, agent-major `n × m`.
+    pub alpha: Vec<f64>,
+    /// `Â`, row-major.
+    pub a: Vec<f64>,
+    /// `Ĵ`.
+    pub objective: f64,
+    /// `ℓ̂_u` (0 without private votes; NaN unless [`SocialConfig::separate_lr`]).
+    pub mle_u: f64,
+    /// `ℓ̂_v` (0 without public votes; NaN unless [`SocialConfig::separate_lr`]).
+    pub mle_v: f64,
+    /// Worst KKT residuals of the MAP (stationarity, feasibility, complementarity).
+    pub kkt: [f64; 3],
+    /// Whether the MAP solve met its tolerances.
+    pub converged: bool,
+    /// Other local maxima found from the starts that lie in the confidence set
+    /// (`J ≥ Ĵ − β`), as `[α, A]` vectors: the set can hold several modes (A and its
+    /// mirror image), and the bound problems start from each.
+    pub modes: Vec<Vec<f64>>,
+}
+
+/// The variables of a problem over the confidence set, in the order the solver sees them:
+/// `[α (n·m), β (n, extended only), A (n², learned graph only), τ (epigraph only)]`.
+/// `α` holds the whitened utilities at the points (agent `i` at `i·m .. (i+1)·m`), `β_i`
+/// agent `i`'s coordinate at a new point ([`SocialModel::extension`]), `τ` a free scalar
+/// an acquisition may bound by extra constraints. Built by [`SocialModel::layout`].
+#[derive(Debug, Clone, Copy)]
+pub struct SetLayout {
+    pub(super) n: usize,
+    pub(super) m: usize,
+    pub(super) ext: bool,
+    pub(super) a: bool,
+    pub(super) tau: bool,
+}
+
+impl SetLayout {
+    /// Offset of `β` (agent `i`'s new coordinate is at `beta() + i`; extended layouts).
+    pub fn beta(&self) -> usize {
+        self.n * self.m
+    }
+
+    /// Offset of the graph `A` (row-major), when learned.
+    pub fn a_off(&self) -> usize {
+        self.beta() + if self.ext { self.n } else { 0 }
+    }
+
+    /// Index of the epigraph variable `τ` (epigraph layouts).
+    pub fn tau(&self) -> usize {
+        self.a_off() + if self.a { self.n * self.n } else { 0 }
+    }
+
+    /// Number of variables.
+    pub fn len(&self) -> usize {
+        self.tau() + usize::from(self.tau)
+    }
+
+    /// Whether there are no variables (no points yet).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A constraint `c(x) ≤ 0` (or `= 0`, or an objective) over a [`SetLayout`]'s variables:
+/// writes its gradient into the second argument and returns its value.
+pub type SetConstraint<'a> = Box<dyn Fn(&[f64], &mut [f64]) -> Result<f64> + Sync + 'a>;
+
+/// Inequality constraints (`≤ 0`) then equalities, as the solver takes them.
+pub(super) fn constraints<'a>(
+    ineq: &[&'a [SetConstraint<'a>]],
+    eq: &'a [SetConstraint<'a>],
+) -> Vec<Constraint<'a>> {
+    let mut out: Vec<Constraint<'a>> = ineq
+        .iter()
+        .flat_map(|set| set.iter())
+        .map(|f| Constraint {
+            kind: Kind::Inequality,
+            f: f.as_ref(),
+        })
+        .collect();
+    out.extend(eq.iter().map(|f| Constraint {
+        kind: Kind::Equality,
+        f: f.as_ref(),
+    }));
+    out
+}
+
+impl SocialModel {
+    pub(super) fn graph_of<'x>(&'x self, x: &'x [f64], lay: &SetLayout) -> &'x [f64] {
+        match &self.cfg.coupling {
+            Coupling::Known(g) => g.entries(),
+            _ if lay.a => &x[lay.a_off()..lay.a_off() + self.n * self.n],
+            _ => &[],
+        }
+    }
+
+    /// `(ℓ_u, ℓ_v, log prior)` and the gradient of `wu ℓ_u + wv ℓ_v + wp prior` in the
+    /// variables, added into `g`.
+    pub(super) fn parts(&self, x: &[f64], lay: &SetLayout, w: [f64; 3], g: Option<&mut [f64]>) -> [f64; 3] {
+        let (n, m) = (self.n, self.m());
+        let u = self.utilities_of(&x[..n * m]);
+        let want = g.is_some();
+        let mut gu = vec![0.0; n * m];
+        let lu = if self.private.is_empty() {
+            0.0
+        } else {
+            let mut gp = vec![0.0; n * m];
+            let v = bt_loglik(&self.private, &u, m, want.then_some(&mut gp[..]));
+            for (a, b) in gu.iter_mut().zip(&gp) {
+                *a += w[0] * b;
+            }
+            v
+        };
+        let couple = !matches!(self.cfg.coupling, Coupling::Independent);
+        let a = self.graph_of(x, lay);
+        let mut ga = vec![0.0; n * n];
+        let lv = if self.public.is_empty() || !couple {
+            0.0
+        } else {
+            let mut vmat = vec![0.0; n * m];
+            for i in 0..n {
+                for j in 0..n {
+                    let aij = a[i * n + j];
+                    for k in 0..m {
+                        vmat[i * m + k] += aij * u[j * m + k];
+                    }
+                }
+            }
+            let mut gv = vec![0.0; n * m];
+            let val = bt_loglik(&self.public, &vmat, m, want.then_some(&mut gv[..]));
+            if want {
+                for i in 0..n {
+                    for j in 0..n {
+                        let aij = a[i * n + j];
+                        let mut s = 0.0;
+                        for k in 0..m {
+                            gu[j * m + k] += w[1] * aij * gv[i * m + k];
+                            s += gv[i * m + k] * u[j * m + k];
+                        }
+                        ga[i * n + j] += w[1] * s;
+                    }
+                }
+            }
+            val
+        };
+        let mut lp = if lay.a {
+            let p = &self.cfg.prior;
+            let mut v = 0.0;
+            for (k, aij) in a.iter().enumerate() {
+                v += (p.kappa - 1.0) * aij.ln() - p.xi * aij * aij;
+                ga[k] += w[2] * ((p.kappa - 1.0) / aij - 2.0 * p.xi * aij);
+            }
+            v
+        } else {
+            0.0
+        };
+        let r = self.cfg.ridge;
+        let ridge_end = if lay.ext { lay.beta() + n } else { n * m };
+        if r > 0.0 {
+            lp -= 0.5 * r * x[..ridge_end].iter().map(|v| v * v).sum::<f64>();
+        }
+        if let Some(g) = g {
+            self.backprop(&gu, &mut g[..n * m]);
+            if r > 0.0 && w[2] != 0.0 {
+                for k in 0..ridge_end {
+                    g[k] -= w[2] * r * x[k];
+                }
+            }
+            if lay.a {
+                for (k, v) in ga.iter().enumerate() {
+                    g[lay.a_off() + k] += v;
+                }
+            }
+        }
+        [lu, lv, lp]
+    }
+
+    pub(super) fn bounds_for(&self, lay: &SetLayout) -> Vec<(f64, f64)> {
+        let l = self.cfg.bound;
+        let d = self.cfg.prior.delta_a;
+        let mut b = vec![(-l, l); lay.len()];
+        if lay.a {
+            let hi = if self.n == 1 { 1.0 } else { 1.0 - d };
+            for k in 0..self.n * self.n {
+                b[lay.a_off() + k] = (d.min(hi), hi);
+            }
+        }
+        if lay.tau {
+            b[lay.tau()] = (-1e6, 1e6);
+        }
+        b
+    }
+
+    pub(super) fn learned(&self) -> bool {
+        matches!(self.cfg.coupling, Coupling::Learned)
+    }
+
+    /// Fit the MAP and the MLEs. Errors without points or votes.
+    pub fn refit(&mut self, seed: u64) -> Result<&SocialFit> {
+        let fit = self.solve_map(seed)?;
+        self.fit = Some(fit);
+        Ok(self.fit.as_ref().expect("just set"))
+    }
+
+    fn solve_map(&self, seed: u64) -> Result<SocialFit> {
+        let (n, m) = (self.n, self.m());
+        if m < 2 || self.private.len() + self.public.len() == 0 {
+            return Err(Error::State(
+                "the social model needs votes before fitting".into(),
+            ));
+        }
+        let lay = SetLayout {
+            n,
+            m,
+            ext: false,
+            a: self.learned(),
+            tau: false,
+        };
+        let bounds = self.bounds_for(&lay);
+        let obj = |x: &[f64], g: &mut [f64]| -> Result<f64> {
+            g.iter_mut().for_each(|v| *v = 0.0);
+            let p = self.parts(x, &lay, [-1.0, -1.0, -1.0], Some(g));
+            Ok(-(p[0] + p[1] + p[2]))
+        };
+        let balls = self.ball_fns(&lay);
+        let rows = self.row_fns(&lay);
+        let cons = constraints(&[&balls], &rows);
+        let mut starts = Vec::new();
+        if let Some(f) = &self.fit
+            && f.alpha.len() == n * m
+        {
+            let mut x = f.alpha.clone();
+            if lay.a {
+                x.extend(&f.a);
+            }
+            starts.push(x);
+        }
+        let mut rng = agora_math::rng::stream(seed, &[0x50C1]);
+        let fresh = if starts.is_empty() {
+            self.cfg.starts.max(1)
+        } else {
+            self.cfg.starts
+        };
+        for s in 0..fresh {
+            let mut x = vec![0.0; lay.len()];
+            if lay.a {
+                let d = self.cfg.prior.delta_a;
+                for i in 0..n {
+                    let row: Vec<f64> = match s {
+                        0 => vec![1.0 / n as f64; n],
+                        1 => (0..n)
+                            .map(|j| if i == j { 1.0 - (n - 1) as f64 * d } else { d })
+                            .collect(),
+                        _ => {
+                            use rand::RngExt;
+                            let e: Vec<f64> = (0..n)
+                                .map(|_| -rng.random::<f64>().max(1e-12).ln())
+                                .collect();
+                            let t: f64 = e.iter().sum();
+                            e.iter().map(|v| d + (1.0 - n as f64 * d) * v / t).collect()
+                        }
+                    };
+                    for j in 0..n {
+                        x[lay.a_off() + i * n + j] = row[j];
+                    }
+                }
+            }
+            starts.push(x);
+        }
+        let mut results: Vec<AlResult> = Vec::new();
+        for x0 in &starts {
+            let r = minimize_al(&obj, &cons, &bounds, x0, None, self.cfg.solver)?;
+            results.push(r);
+        }
+        let bi = (0..results.len())
+            .min_by(|a, b| results[*a].f.total_cmp(&results[*b].f).then(a.cmp(b)))
+            .expect("at least one start");
+        let best = results[bi].clone();
+        // Distinct other modes inside the set.
+        let mut modes: Vec<Vec<f64>> = Vec::new();
+        for (k, r) in results.iter().enumerate() {
+            if k == bi || r.f > best.f + self.cfg.beta || r.kkt.feasibility > 1e-6 {
+                continue;
+            }
+            let dist = |x: &[f64]| -> f64 {
+                x.iter()
+                    .zip(&r.x)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0, f64::max)
+            };
+            if dist(&best.x) > 1e-3 && modes.iter().all(|m| dist(m) > 1e-3) {
+                modes.push(r.x.clone());
+            }
+        }
+        let alpha = best.x[..n * m].to_vec();
+        let a = if lay.a {
+            best.x[lay.a_off()..lay.a_off() + n * n].to_vec()
+        } else {
+            match &self.cfg.coupling {
+                Coupling::Known(g) => g.entries().to_vec(),
+                _ => Vec::new(),
+            }
+        };
+        // The separate MLEs are needed by the separate likelihood-ratio constraints only;
+        // `w^v` computes `ℓ̂_v` itself when it is missing.
+        let (mle_u, mle_v) = if self.cfg.separate_lr {
+            (self.mle(Channel::Private)?, self.mle(Channel::Public)?)
+        } else {
+            (f64::NAN, f64::NAN)
+        };
+        Ok(SocialFit {
+            alpha,
+            a,
+            objective: -best.f,
+            mle_u,
+            mle_v,
+            kkt: [
+                best.kkt.stationarity,
+                best.kkt.feasibility,
+                best.kkt.complementarity,
+            ],
+            converged: best.converged,
+            modes,
+        })
+    }
+
+    /// The separate maximum likelihood of one channel's votes over its own ball (0 without
+    /// votes): `ℓ̂_u` (private) or `ℓ̂_v` (public, a free `V`).
+    pub fn mle(&self, channel: Channel) -> Result<f64> {
+        let votes = match channel {
+            Channel::Private => &self.private,
+            Channel::Public => &self.public,
+        };
+        if votes.is_empty() {
+            return Ok(0.0);
+        }
+        let (n, m) = (self.n, self.m());
+        let lay = SetLayout {
+            n,
+            m,
+            ext: false,
+            a: false,
+            tau: false,
+        };
+        let obj = |x: &[f64], g: &mut [f64]| -> Result<f64> {
+            let f = self.utilities_of(x);
+            let mut gf = vec![0.0; n * m];
+            let v = bt_loglik(votes, &f, m, Some(&mut gf));
+            g.iter_mut().for_each(|e| *e = 0.0);
+            self.backprop(&gf, g);
+            g.iter_mut().for_each(|e| *e = -*e);
+            Ok(-v)
+        };
+        let balls = self.ball_fns(&lay);
+        let cons = constraints(&[&balls], &[]);
+        let r = minimize_al(
+            &obj,
+            &cons,
+            &self.bounds_for(&lay),
+            &vec![0.0; n * m],
+            None,
+            self.cfg.solver,
+        )?;
+        Ok(-r.f)
+    }
+
+    pub(super) fn ball_fns(&self, lay: &SetLayout) -> Vec<SetConstraint<'_>> {
+        let (n, m) = (self.n, self.m());
+        let l2 = self.cfg.bound * self.cfg.bound;
+        let lay = *lay;
+        (0..n)
+            .map(|i| {
+                Box::new(move |x: &[f64], g: &mut [f64]| -> Result<f64> {
+                    g.iter_mut().for_each(|e| *e = 0.0);
+                    let mut s = 0.0;
+                    for k in 0..m {
+                        let v = x[i * m + k];
+                        s += v * v;
+                        g[i * m + k] = 2.0 * v;
+                    }
+                    if lay.ext {
+                        let v = x[lay.beta() + i];
+                        s += v * v;
+                        g[lay.beta() + i] = 2.0 * v;
+                    }
+                    Ok(s - l2)
+                }) as SetConstraint<'_>
+            })
+            .collect()
+    }
+
+    pub(super) fn row_fns(&self, lay: &SetLayout) -> Vec<SetConstraint<'_>> {
+        if !lay.a {
+            return Vec::new();
+        }
+        let n = self.n;
+        let off = lay.a_off();
+        (0..n)
+            .map(|i| {
+                Box::new(move |x: &[f64], g: &mut [f64]| -> Result<f64> {
+                    g.iter_mut().for_each(|e| *e = 0.0);
+                    let mut s = -1.0;
+                    for j in 0..n {
+                        s += x[off + i * n + j];
+                        g[off + i * n + j] = 1.0;
+                    }
+                    Ok(s)
+                }) as SetConstraint<'_>
+            })
+            .collect()
+    }
+
+
+    /// The layout of a problem over the confidence set: `extended` adds one coordinate per
+    /// agent for a new point, `epigraph` a free scalar `τ`.
+    pub fn layout(&self, extended: bool, epigraph: bool) -> SetLayout {
+        SetLayout {
+            n: self.n,
+            m: self.m(),
+            ext: extended,
+            a: self.learned(),
+            tau: epigraph,
+        }
+    }
+
+}

@@ -1,0 +1,369 @@
+//! The social model's data: agents, points, votes, the whitened Gram factor and the last
+//! fit. Fitting lives in `map`, the confidence set in `confidence` and `widths`.
+
+use super::{Coupling, SocialConfig, SocialFit, Vote, bt_loglik};
+use crate::Kernel;
+use agora_core::{Channel, Error, Result};
+use agora_math::linalg::Cholesky;
+use faer::Mat;
+
+/// Points, votes, and the fitted social model.
+#[derive(Debug, Clone)]
+pub struct SocialModel {
+    pub(super) cfg: SocialConfig,
+    pub(super) n: usize,
+    pub(super) kernel: Box<dyn Kernel>,
+    pub(super) points: Mat<f64>,
+    /// Lower factor of `K + jitter·I`.
+    pub(super) c: Mat<f64>,
+    pub(super) private: Vec<Vote>,
+    pub(super) public: Vec<Vote>,
+    pub(super) fit: Option<SocialFit>,
+}
+
+impl SocialModel {
+    /// A model of `n` agents with `kernel` on points in `[0, 1]^d`.
+    pub fn new(n: usize, kernel: Box<dyn Kernel>, cfg: SocialConfig) -> Result<SocialModel> {
+        if n == 0 {
+            return Err(Error::invalid(
+                "agents",
+                "needs at least one agent (n >= 1)",
+            ));
+        }
+        cfg.prior.check(n)?;
+        if let Coupling::Known(g) = &cfg.coupling
+            && g.n() != n
+        {
+            return Err(Error::dim("graph", n, g.n()));
+        }
+        for (name, v) in [
+            ("bound", cfg.bound),
+            ("beta", cfg.beta),
+            ("beta_u", cfg.beta_u),
+            ("beta_v", cfg.beta_v),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::invalid(
+                    name,
+                    format!("must be finite and > 0, got {v}"),
+                ));
+            }
+        }
+        Ok(SocialModel {
+            cfg,
+            n,
+            kernel,
+            points: Mat::zeros(0, 0),
+            c: Mat::zeros(0, 0),
+            private: Vec::new(),
+            public: Vec::new(),
+            fit: None,
+        })
+    }
+
+    /// Agents.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Points voted on so far.
+    pub fn m(&self) -> usize {
+        self.points.nrows()
+    }
+
+    /// Settings.
+    pub fn config(&self) -> &SocialConfig {
+        &self.cfg
+    }
+
+    /// Fresh MAP starts besides the warm start (0: the warm start only, when there is one).
+    pub fn set_starts(&mut self, starts: usize) {
+        self.cfg.starts = starts;
+    }
+
+    /// Change the ball radius `L` (refit needed).
+    pub fn set_bound(&mut self, l: f64) -> Result<()> {
+        if !(l.is_finite() && l > 0.0) {
+            return Err(Error::invalid(
+                "bound",
+                format!("must be finite and > 0, got {l}"),
+            ));
+        }
+        self.cfg.bound = l;
+        Ok(())
+    }
+
+    /// Replace the kernel (refactors the Gram; refit needed).
+    pub fn set_kernel(&mut self, kernel: Box<dyn Kernel>) -> Result<()> {
+        self.kernel = kernel;
+        self.refactor()
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> &dyn Kernel {
+        self.kernel.as_ref()
+    }
+
+    /// The points (rows).
+    pub fn points(&self) -> &Mat<f64> {
+        &self.points
+    }
+
+    /// Private and public votes.
+    pub fn votes(&self) -> (&[Vote], &[Vote]) {
+        (&self.private, &self.public)
+    }
+
+    /// The last fit.
+    pub fn fit(&self) -> Option<&SocialFit> {
+        self.fit.as_ref()
+    }
+
+    pub(super) fn refactor(&mut self) -> Result<()> {
+        let m = self.m();
+        if m == 0 {
+            self.c = Mat::zeros(0, 0);
+            return Ok(());
+        }
+        let mut k = self.kernel.gram(self.points.as_ref());
+        for i in 0..m {
+            k[(i, i)] += self.cfg.jitter;
+        }
+        let ch = Cholesky::new(k.as_ref())?;
+        self.c = ch.l().to_owned();
+        Ok(())
+    }
+
+    /// Add a point; returns its index. The whitened coordinates of the last fit are carried
+    /// over (utilities at old points kept, the new point's at its interpolated value).
+    pub fn add_point(&mut self, x: &[f64]) -> Result<usize> {
+        let d = if self.m() == 0 {
+            x.len()
+        } else {
+            self.points.ncols()
+        };
+        if x.len() != d {
+            return Err(Error::dim("point", d, x.len()));
+        }
+        agora_core::check_finite_slice("point", x)?;
+        let old_u = self.fit.as_ref().map(|f| self.utilities_of(&f.alpha));
+        let m = self.m();
+        let mut p = Mat::zeros(m + 1, d);
+        for i in 0..m {
+            for j in 0..d {
+                p[(i, j)] = self.points[(i, j)];
+            }
+        }
+        for j in 0..d {
+            p[(m, j)] = x[j];
+        }
+        self.points = p;
+        self.refactor()?;
+        if let (Some(u_old), Some(fit)) = (old_u, self.fit.as_mut()) {
+            // u at the new point: the minimum-norm interpolant C_old α at x.
+            let n = self.n;
+            let (cx, _) = ext_row(&self.c, m);
+            let mut u = vec![0.0; n * (m + 1)];
+            for i in 0..n {
+                for k in 0..m {
+                    u[i * (m + 1) + k] = u_old[i * m + k];
+                }
+                let ai = &fit.alpha[i * m..(i + 1) * m];
+                u[i * (m + 1) + m] = cx.iter().zip(ai).map(|(a, b)| a * b).sum();
+            }
+            fit.alpha = whiten(&self.c, &u, n);
+            // Keep the old coordinates within the ball after refactoring.
+            for i in 0..n {
+                let s = fit.alpha[i * (m + 1)..(i + 1) * (m + 1)]
+                    .iter()
+                    .map(|v| v * v)
+                    .sum::<f64>()
+                    .sqrt();
+                if s > self.cfg.bound {
+                    for v in &mut fit.alpha[i * (m + 1)..(i + 1) * (m + 1)] {
+                        *v *= self.cfg.bound / s;
+                    }
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// Record a vote on two existing points; errors name an unknown agent or point.
+    pub fn add_vote(&mut self, v: Vote) -> Result<()> {
+        if v.agent >= self.n {
+            return Err(Error::invalid(
+                "agent",
+                format!("{} is not an agent of this group (0..{})", v.agent, self.n),
+            ));
+        }
+        for (name, p) in [("a", v.a), ("b", v.b)] {
+            if p >= self.m() {
+                return Err(Error::invalid(
+                    name,
+                    format!("{p} is not a point voted on (0..{})", self.m()),
+                ));
+            }
+        }
+        match v.channel {
+            Channel::Private => self.private.push(v),
+            Channel::Public => self.public.push(v),
+        }
+        Ok(())
+    }
+
+    /// Choose an RBF lengthscale from `grid` by `folds`-fold cross-validation of the votes'
+    /// log-likelihood (held-out votes scored under the MAP fitted to the rest; the paper's
+    /// leave-one-out on held-out votes, coarsened to folds), and install it. Returns the
+    /// choice, or `None` (nothing changed) with fewer than `2·folds` votes.
+    pub fn choose_lengthscale(
+        &mut self,
+        grid: &[f64],
+        folds: usize,
+        seed: u64,
+    ) -> Result<Option<f64>> {
+        let all: Vec<Vote> = self.private.iter().chain(&self.public).copied().collect();
+        let folds = folds.max(2);
+        if all.len() < 2 * folds || grid.is_empty() {
+            return Ok(None);
+        }
+        if let Some(bad) = grid.iter().find(|l| !(l.is_finite() && **l > 0.0)) {
+            return Err(Error::invalid(
+                "lengthscale_grid",
+                format!("lengthscales must be finite and > 0, got {bad}"),
+            ));
+        }
+        let d = self.points.ncols();
+        let mut best = (f64::NEG_INFINITY, grid[0]);
+        for &l in grid {
+            let mut score = 0.0;
+            for fold in 0..folds {
+                let mut m = self.clone();
+                m.set_kernel(Box::new(crate::Stationary::ard(
+                    crate::StationaryKind::Rbf,
+                    d,
+                    l,
+                )))?;
+                m.clear_votes();
+                let mut held = Vec::new();
+                for (k, v) in all.iter().enumerate() {
+                    if k % folds == fold {
+                        held.push(*v);
+                    } else {
+                        m.add_vote(*v)?;
+                    }
+                }
+                m.refit(seed)?;
+                score += m.log_likelihood_of(&held)?;
+            }
+            if score > best.0 {
+                best = (score, l);
+            }
+        }
+        self.set_kernel(Box::new(crate::Stationary::ard(
+            crate::StationaryKind::Rbf,
+            d,
+            best.1,
+        )))?;
+        Ok(Some(best.1))
+    }
+
+    /// Drop every vote (points stay; refit needed).
+    pub fn clear_votes(&mut self) {
+        self.private.clear();
+        self.public.clear();
+        self.fit = None;
+    }
+
+    /// Log-likelihood of `votes` under the MAP: private votes on `Û`, public ones on
+    /// `Â Û` (public votes are skipped for the independent model, whose `u` does not
+    /// explain them).
+    pub fn log_likelihood_of(&self, votes: &[Vote]) -> Result<f64> {
+        let fit = self
+            .fit
+            .as_ref()
+            .ok_or_else(|| Error::State("fit the social model first".into()))?;
+        let (n, m) = (self.n, self.m());
+        let u = self.utilities_of(&fit.alpha);
+        let private: Vec<Vote> = votes
+            .iter()
+            .filter(|v| v.channel == Channel::Private)
+            .copied()
+            .collect();
+        let public: Vec<Vote> = votes
+            .iter()
+            .filter(|v| v.channel == Channel::Public)
+            .copied()
+            .collect();
+        let mut ll = bt_loglik(&private, &u, m, None);
+        if !public.is_empty() && !fit.a.is_empty() {
+            let mut v = vec![0.0; n * m];
+            for i in 0..n {
+                for j in 0..n {
+                    for k in 0..m {
+                        v[i * m + k] += fit.a[i * n + j] * u[j * m + k];
+                    }
+                }
+            }
+            ll += bt_loglik(&public, &v, m, None);
+        }
+        Ok(ll)
+    }
+
+    /// `U = C α` per agent (agent-major `n × m`).
+    pub fn utilities_of(&self, alpha: &[f64]) -> Vec<f64> {
+        let (n, m) = (self.n, self.m());
+        let mut u = vec![0.0; n * m];
+        for i in 0..n {
+            for r in 0..m {
+                let mut s = 0.0;
+                for k in 0..=r {
+                    s += self.c[(r, k)] * alpha[i * m + k];
+                }
+                u[i * m + r] = s;
+            }
+        }
+        u
+    }
+
+    /// `g_α = Cᵀ g_U` per agent, added into `out`.
+    pub(super) fn backprop(&self, gu: &[f64], out: &mut [f64]) {
+        let (n, m) = (self.n, self.m());
+        for i in 0..n {
+            for k in 0..m {
+                let mut s = 0.0;
+                for r in k..m {
+                    s += self.c[(r, k)] * gu[i * m + r];
+                }
+                out[i * m + k] += s;
+            }
+        }
+    }
+
+    /// MAP utilities at the points (agent-major `n × m`).
+    pub fn map_utilities(&self) -> Option<Vec<f64>> {
+        self.fit.as_ref().map(|f| self.utilities_of(&f.alpha))
+    }
+}
+
+/// `(c, s)` for the last row `m` of a factor already holding `m + 1` rows: `c` = row `m`
+/// restricted to the first `m` columns.
+pub(super) fn ext_row(c: &Mat<f64>, m: usize) -> (Vec<f64>, f64) {
+    ((0..m).map(|k| c[(m, k)]).collect(), c[(m, m)])
+}
+
+/// `α = C⁻¹ U` per agent.
+pub(super) fn whiten(c: &Mat<f64>, u: &[f64], n: usize) -> Vec<f64> {
+    let m = c.nrows();
+    let mut a = vec![0.0; n * m];
+    for i in 0..n {
+        for r in 0..m {
+            let mut s = u[i * m + r];
+            for k in 0..r {
+                s -= c[(r, k)] * a[i * m + k];
+            }
+            a[i * m + r] = s / c[(r, r)];
+        }
+    }
+    a
+}

@@ -1,0 +1,295 @@
+//! Unit tests of the social model (they reach its private state: votes, layouts, parts).
+//! The optimistic improvement's test sits with it, in agora-acq.
+
+use super::*;
+use crate::{Stationary, StationaryKind};
+use agora_core::Channel;
+
+#[test]
+fn graphs_are_validated() {
+    let g = SocialGraph::new(&[vec![0.9, 0.1], vec![0.6, 0.4]], 0.01).unwrap();
+    assert_eq!(g.apply(&[1.0, 2.0]), vec![1.1, 1.4]);
+    let e = SocialGraph::new(&[vec![0.9, 0.2], vec![0.6, 0.4]], 0.01).unwrap_err();
+    assert!(
+        e.to_string().contains("graph[0]") && e.to_string().contains("sum to 1"),
+        "{e}"
+    );
+    let e = SocialGraph::new(&[vec![0.995, 0.005], vec![0.6, 0.4]], 0.01).unwrap_err();
+    assert!(e.to_string().contains("graph[0][0]"), "{e}");
+    let e = SocialGraph::new(&[vec![0.5, f64::NAN], vec![0.6, 0.4]], 0.01).unwrap_err();
+    assert!(e.to_string().contains("graph[0][1]"), "{e}");
+    let p = SocialPrior::paper_table5(2);
+    assert!((p.xi - 1250.0).abs() < 1e-9 && (p.kappa - 0.75).abs() < 1e-4);
+}
+
+fn toy_model(coupling: Coupling) -> SocialModel {
+    let k = Box::new(Stationary::ard(StationaryKind::Rbf, 1, 0.2));
+    let mut cfg = SocialConfig::paper(2);
+    cfg.bound = 3.0;
+    cfg.coupling = coupling;
+    let mut s = SocialModel::new(2, k, cfg).unwrap();
+    let xs = [0.1, 0.5, 0.9, 0.3, 0.7];
+    for x in xs {
+        s.add_point(&[x]).unwrap();
+    }
+    // Agent 0 likes large x, agent 1 small x, privately; publicly both follow agent 0.
+    for (a, b) in [(0, 1), (1, 2), (3, 4), (0, 2), (2, 3), (1, 4)] {
+        let big = xs[a] > xs[b];
+        for rep in 0..3 {
+            s.add_vote(Vote {
+                channel: Channel::Private,
+                agent: 0,
+                a,
+                b,
+                a_wins: big ^ (rep == 2),
+            })
+            .unwrap();
+            s.add_vote(Vote {
+                channel: Channel::Private,
+                agent: 1,
+                a,
+                b,
+                a_wins: !big ^ (rep == 2),
+            })
+            .unwrap();
+            s.add_vote(Vote {
+                channel: Channel::Public,
+                agent: 0,
+                a,
+                b,
+                a_wins: big,
+            })
+            .unwrap();
+            s.add_vote(Vote {
+                channel: Channel::Public,
+                agent: 1,
+                a,
+                b,
+                a_wins: big ^ (rep == 0),
+            })
+            .unwrap();
+        }
+    }
+    s
+}
+
+#[test]
+fn map_gradients_and_kkt() {
+    let mut s = toy_model(Coupling::Learned);
+    let fit = s.refit(1).unwrap().clone();
+    assert!(fit.converged, "{fit:?}");
+    assert!(fit.kkt[1] < 1e-8);
+    // Rows of Â are stochastic and floored.
+    for i in 0..2 {
+        let r: f64 = fit.a[i * 2..i * 2 + 2].iter().sum();
+        assert!((r - 1.0).abs() < 1e-8);
+    }
+    // The objective's gradient matches finite differences at a random point.
+    let lay = s.layout(false, false);
+    let mut x: Vec<f64> = (0..lay.len())
+        .map(|k| ((k * 7 % 11) as f64 / 11.0) - 0.4)
+        .collect();
+    x[lay.a_off()..].copy_from_slice(&[0.7, 0.3, 0.45, 0.55]);
+    let mut g = vec![0.0; lay.len()];
+    let f0 = s.parts(&x, &lay, [1.0, 1.0, 1.0], Some(&mut g));
+    let _ = f0;
+    for k in 0..lay.len() {
+        let h = 1e-6;
+        let mut a = x.clone();
+        let mut b = x.clone();
+        a[k] += h;
+        b[k] -= h;
+        let fa: f64 = s.parts(&a, &lay, [1.0; 3], None).iter().sum();
+        let fb: f64 = s.parts(&b, &lay, [1.0; 3], None).iter().sum();
+        assert!((g[k] - (fa - fb) / (2.0 * h)).abs() < 1e-5, "{k}");
+    }
+    // MLEs bound their parts of the MAP.
+    let u = s.utilities_of(&fit.alpha);
+    let mut gg = vec![0.0; 10];
+    let lu = bt_loglik(&s.private, &u, s.m(), Some(&mut gg));
+    assert!(lu <= s.mle(Channel::Private).unwrap() + 1e-6);
+}
+
+#[test]
+fn confidence_bounds_contain_the_map_and_shrink_with_data() {
+    let mut s = toy_model(Coupling::Learned);
+    s.refit(1).unwrap();
+    for x in [0.2, 0.6] {
+        let (lo, hi) = s.bounds_at(&[x], 0).unwrap();
+        let mid = s.map_at(&[x]).unwrap()[0];
+        assert!(lo <= mid + 1e-6 && mid <= hi + 1e-6, "{lo} {mid} {hi}");
+        assert!(hi - lo > 1e-3);
+    }
+    // Votes identify differences, not levels (the ball bounds those): more votes on the
+    // same pairs narrow the interval of a difference.
+    let w1 = s.difference_widths(0, 2).unwrap();
+    let mut more = toy_model(Coupling::Learned);
+    for _ in 0..4 {
+        let (pr, pu) = (more.private.clone(), more.public.clone());
+        more.private.extend(pr);
+        more.public.extend(pu);
+    }
+    more.refit(1).unwrap();
+    let w2 = more.difference_widths(0, 2).unwrap();
+    for i in 0..2 {
+        assert!(w2[i] < 0.8 * w1[i], "agent {i}: {} vs {}", w2[i], w1[i]);
+    }
+    let w = s.difference_widths(0, 1).unwrap();
+    assert!(w.iter().all(|v| *v > 0.0));
+    let wv = s.public_difference_widths(0, 1).unwrap();
+    assert_eq!(wv.len(), 2);
+    assert!(
+        s.bounds_at(&[0.5], 5)
+            .unwrap_err()
+            .to_string()
+            .contains("agent")
+    );
+}
+
+#[test]
+fn bad_votes_are_named() {
+    let mut s = toy_model(Coupling::Learned);
+    let e = s
+        .add_vote(Vote {
+            channel: Channel::Public,
+            agent: 7,
+            a: 0,
+            b: 1,
+            a_wins: true,
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("agent"), "{e}");
+    let e = s
+        .add_vote(Vote {
+            channel: Channel::Public,
+            agent: 0,
+            a: 0,
+            b: 99,
+            a_wins: true,
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("`b`"), "{e}");
+    assert!(s.add_point(&[0.1, 0.2]).is_err());
+}
+
+mod lengthscale_cv {
+    use super::*;
+    use crate::{Stationary, StationaryKind};
+    use rand::RngExt;
+
+    /// Votes from a smooth utility pick a longer lengthscale than votes from a wiggly one.
+    #[test]
+    fn cross_validation_follows_the_data_scale() {
+        let grid = [0.03, 0.1, 0.3, 1.0];
+        let mut chosen = Vec::new();
+        for f in [(|x: f64| 3.0 * (x - 0.5)) as fn(f64) -> f64, |x: f64| {
+            3.0 * (25.0 * x).sin()
+        }] {
+            let mut cfg = SocialConfig::paper(1);
+            cfg.coupling = Coupling::Independent;
+            cfg.bound = 12.0;
+            let k = Box::new(Stationary::ard(StationaryKind::Rbf, 1, 0.3));
+            let mut s = SocialModel::new(1, k, cfg).unwrap();
+            let m = 30;
+            for i in 0..m {
+                s.add_point(&[i as f64 / (m - 1) as f64]).unwrap();
+            }
+            let mut rng = agora_math::rng::stream(9, &[2]);
+            for _ in 0..240 {
+                let (a, b) = (rng.random_range(0..m), rng.random_range(0..m));
+                if a == b {
+                    continue;
+                }
+                let d = f(a as f64 / (m - 1) as f64) - f(b as f64 / (m - 1) as f64);
+                let p = 1.0 / (1.0 + (-d).exp());
+                s.add_vote(Vote {
+                    channel: Channel::Private,
+                    agent: 0,
+                    a,
+                    b,
+                    a_wins: rng.random::<f64>() < p,
+                })
+                .unwrap();
+            }
+            chosen.push(s.choose_lengthscale(&grid, 5, 1).unwrap().unwrap());
+        }
+        println!("chosen lengthscales (smooth, wiggly): {chosen:?}");
+        assert!(chosen[0] > chosen[1], "{chosen:?}");
+        assert!(chosen[1] <= 0.1, "{chosen:?}");
+    }
+}
+
+mod recovery {
+    use super::*;
+    use crate::{Stationary, StationaryKind};
+    use rand::RngExt;
+
+    /// Synthetic dual votes on random pairs of fixed points with known utilities: `Â → A`,
+    /// the Frobenius error falling roughly like `|Q^u|^{−1/2}` (Thm 3.6).
+    #[test]
+    fn graph_error_falls_like_inverse_sqrt_of_private_votes() {
+        let a_true = [[0.7, 0.3], [0.4, 0.6]];
+        let m = 12;
+        let mut rng = agora_math::rng::stream(5, &[1]);
+        let xs: Vec<f64> = (0..m).map(|k| k as f64 / (m - 1) as f64).collect();
+        // Smooth utilities within the ball, with distinct shapes (identifiable A).
+        let u = |x: f64| [2.0 * (3.0 * x).sin(), 2.0 * (2.0 * x - 1.0)];
+        let mut errors = Vec::new();
+        let sizes = [40usize, 160, 640];
+        for &q in &sizes {
+            let mut cfg = SocialConfig::paper(2);
+            cfg.bound = 20.0;
+            cfg.ridge = 0.0;
+            cfg.starts = 3;
+            let k = Box::new(Stationary::ard(StationaryKind::Rbf, 1, 0.3));
+            let mut s = SocialModel::new(2, k, cfg).unwrap();
+            for x in &xs {
+                s.add_point(&[*x]).unwrap();
+            }
+            let mut err = 0.0;
+            let reps = 3;
+            for _ in 0..reps {
+                s.clear_votes();
+                for _ in 0..q {
+                    let (a, b) = (rng.random_range(0..m), rng.random_range(0..m));
+                    if a == b {
+                        continue;
+                    }
+                    let (ua, ub) = (u(xs[a]), u(xs[b]));
+                    for i in 0..2 {
+                        let dv = (0..2).map(|j| a_true[i][j] * (ua[j] - ub[j])).sum::<f64>();
+                        for (ch, d) in [(Channel::Private, ua[i] - ub[i]), (Channel::Public, dv)] {
+                            let p = 1.0 / (1.0 + (-d).exp());
+                            s.add_vote(Vote {
+                                channel: ch,
+                                agent: i,
+                                a,
+                                b,
+                                a_wins: rng.random::<f64>() < p,
+                            })
+                            .unwrap();
+                        }
+                    }
+                }
+                let fit = s.refit(3).unwrap();
+                let flat: Vec<f64> = a_true.iter().flatten().copied().collect();
+                err += fit
+                    .a
+                    .iter()
+                    .zip(&flat)
+                    .map(|(x, y)| (x - y).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+            }
+            errors.push(err / reps as f64);
+        }
+        // Decreasing, with a log-log slope near −1/2 over a 16-fold range of |Q^u|.
+        assert!(errors[0] > errors[1] && errors[1] > errors[2], "{errors:?}");
+        let slope = (errors[2] / errors[0]).ln() / (sizes[2] as f64 / sizes[0] as f64).ln();
+        println!("graph errors {errors:?} at |Q^u| = {sizes:?}: log-log slope {slope:.2}");
+        assert!(
+            (-0.9..=-0.25).contains(&slope),
+            "slope {slope}, errors {errors:?}"
+        );
+    }
+}
