@@ -11,9 +11,9 @@
 #![allow(clippy::needless_range_loop)]
 
 use agora_core::{Error, Result};
+use agora_gp::Icm;
 use agora_gp::social::{SetConstraint, SocialFit, SocialModel};
 use agora_gp::social_gp::SocialGp;
-use agora_gp::Icm;
 use agora_math::welfare::{Welfare, ascending_order, permutations};
 use faer::{Mat, MatRef};
 

@@ -144,7 +144,6 @@ impl SocialModel {
             .collect())
     }
 
-
     /// `(LCB, UCB)` of agent `i`'s utility at `x` over the confidence set (note (70)/(71)).
     pub fn bounds_at(&self, x: &[f64], agent: usize) -> Result<(f64, f64)> {
         if agent >= self.n {
@@ -174,5 +173,4 @@ impl SocialModel {
         // out[0] = max z (UCB), out[1] = min z (LCB).
         Ok((out[1], out[0]))
     }
-
 }

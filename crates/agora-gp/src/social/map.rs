@@ -105,7 +105,13 @@ impl SocialModel {
 
     /// `(ℓ_u, ℓ_v, log prior)` and the gradient of `wu ℓ_u + wv ℓ_v + wp prior` in the
     /// variables, added into `g`.
-    pub(super) fn parts(&self, x: &[f64], lay: &SetLayout, w: [f64; 3], g: Option<&mut [f64]>) -> [f64; 3] {
+    pub(super) fn parts(
+        &self,
+        x: &[f64],
+        lay: &SetLayout,
+        w: [f64; 3],
+        g: Option<&mut [f64]>,
+    ) -> [f64; 3] {
         let (n, m) = (self.n, self.m());
         let u = self.utilities_of(&x[..n * m]);
         let want = g.is_some();
@@ -419,7 +425,6 @@ impl SocialModel {
             .collect()
     }
 
-
     /// The layout of a problem over the confidence set: `extended` adds one coordinate per
     /// agent for a new point, `epigraph` a free scalar `τ`.
     pub fn layout(&self, extended: bool, epigraph: bool) -> SetLayout {
@@ -431,5 +436,4 @@ impl SocialModel {
             tau: epigraph,
         }
     }
-
 }

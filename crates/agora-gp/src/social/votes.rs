@@ -19,7 +19,6 @@ pub struct Vote {
     pub a_wins: bool,
 }
 
-
 fn log_sigmoid(z: f64) -> f64 {
     if z >= 0.0 {
         -(-z).exp().ln_1p()

@@ -132,5 +132,4 @@ impl SocialModel {
             Ok(minimize_al(obj, &cons, &bounds, &x0, None, self.cfg.bound_solver)?.f)
         })
     }
-
 }
