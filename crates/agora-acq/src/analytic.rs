@@ -130,6 +130,7 @@ impl<M: Model + ?Sized> Acquisition for Analytic<'_, M> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agora_math::fd::{Tol, check_gradient};
 
     #[test]
     fn moment_derivatives_match_finite_differences() {
@@ -142,16 +143,15 @@ mod tests {
         ] {
             for (m, v) in [(0.1, 0.04), (0.5, 0.2), (-1.0, 0.5)] {
                 let (_, dm, dv) = kind.on_moments(m, v);
-                let e = 1e-6;
-                let fdm = (kind.on_moments(m + e, v).0 - kind.on_moments(m - e, v).0) / (2.0 * e);
-                let fdv = (kind.on_moments(m, v + e).0 - kind.on_moments(m, v - e).0) / (2.0 * e);
-                assert!(
-                    (fdm - dm).abs() < 1e-6 * (1.0 + dm.abs()),
-                    "{kind:?} dμ {fdm} vs {dm}"
-                );
-                assert!(
-                    (fdv - dv).abs() < 1e-6 * (1.0 + dv.abs()),
-                    "{kind:?} dσ² {fdv} vs {dv}"
+                let on = |z: &[f64]| kind.on_moments(z[0], z[1]).0;
+                let what = format!("{kind:?} at (μ, σ²) = ({m}, {v})");
+                check_gradient(
+                    on,
+                    &[m, v],
+                    1e-6,
+                    &[dm, dv],
+                    Tol::ScaledByAnalytic(1e-6),
+                    &what,
                 );
             }
         }

@@ -182,6 +182,7 @@ impl Acquisition for FairBatchUcb<'_> {
 mod tests {
     use super::*;
     use agora_gp::{Scale, Stationary, StationaryKind};
+    use agora_math::fd::{Tol, check_gradient};
 
     fn gp() -> ExactGp {
         let x = Mat::from_fn(10, 2, |i, j| ((i * 5 + j * 3) % 9) as f64 / 9.0);
@@ -229,20 +230,9 @@ mod tests {
             let x = [0.15, 0.8, 0.5, 0.35, 0.77, 0.6];
             let mut g = [0.0; 6];
             acq.value_grad(&x, Some(&mut g)).unwrap();
-            for j in 0..6 {
-                let eps = 1e-6;
-                let mut a = x;
-                let mut b = x;
-                a[j] += eps;
-                b[j] -= eps;
-                let fd = (acq.value_grad(&a, None).unwrap() - acq.value_grad(&b, None).unwrap())
-                    / (2.0 * eps);
-                assert!(
-                    (g[j] - fd).abs() < 1e-5,
-                    "permute={permute} {j}: {} vs {fd}",
-                    g[j]
-                );
-            }
+            let value = |z: &[f64]| acq.value_grad(z, None).unwrap();
+            let what = format!("permute={permute}");
+            check_gradient(value, &x, 1e-6, &g, Tol::Abs(1e-5), &what);
             let perm = acq.assign(&x).unwrap();
             if permute {
                 // Party 1 (lowest λ) gets the input with the highest mean.

@@ -133,6 +133,7 @@ impl Acquisition for RiskAverse<'_> {
 mod tests {
     use super::*;
     use agora_gp::{AnchorKde, DuelGp, DuelInference, Duels, Stationary, StationaryKind};
+    use agora_math::fd::{Tol, check_gradient};
     use faer::Mat;
 
     #[test]
@@ -215,16 +216,8 @@ mod tests {
             let x = [0.42, 0.37];
             let mut g = [0.0; 2];
             acq.value_grad(&x, Some(&mut g)).unwrap();
-            for j in 0..2 {
-                let eps = 1e-6;
-                let mut a = x;
-                let mut b = x;
-                a[j] += eps;
-                b[j] -= eps;
-                let fd = (acq.value_grad(&a, None).unwrap() - acq.value_grad(&b, None).unwrap())
-                    / (2.0 * eps);
-                assert!((g[j] - fd).abs() < 1e-6, "{kind:?} {j}: {} vs {fd}", g[j]);
-            }
+            let value = |z: &[f64]| acq.value_grad(z, None).unwrap();
+            check_gradient(value, &x, 1e-6, &g, Tol::Abs(1e-6), &format!("{kind:?}"));
         }
     }
 }

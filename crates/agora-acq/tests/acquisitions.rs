@@ -5,6 +5,7 @@ use agora_acq::analytic::{Analytic, AnalyticKind};
 use agora_acq::thompson::{RffSample, sample_argmax_finite};
 use agora_acq::{Acquisition, BoxMaximizer, maximize_box, maximize_finite};
 use agora_gp::{ExactGp, GpConfig};
+use agora_math::fd::{Tol, check_gradient};
 use faer::Mat;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -56,20 +57,9 @@ fn acquisition_gradients_match_finite_differences() {
             assert!((v - acq.value_grad(&p, None).unwrap()).abs() < 1e-10 * (1.0 + v.abs()));
             let xs = Mat::from_fn(1, 2, |_, j| p[j]);
             assert!((v - acq.values(xs.as_ref()).unwrap()[0]).abs() < 1e-9 * (1.0 + v.abs()));
-            for j in 0..2 {
-                let h = 1e-6;
-                let mut hi = p;
-                hi[j] += h;
-                let mut lo = p;
-                lo[j] -= h;
-                let fd = (acq.value_grad(&hi, None).unwrap() - acq.value_grad(&lo, None).unwrap())
-                    / (2.0 * h);
-                assert!(
-                    (fd - g[j]).abs() < 1e-4 * (1.0 + fd.abs()),
-                    "acq {a} at {p:?}[{j}]: {fd} vs {}",
-                    g[j]
-                );
-            }
+            let value = |z: &[f64]| acq.value_grad(z, None).unwrap();
+            let what = format!("acq {a} at {p:?}");
+            check_gradient(value, &p, 1e-6, &g, Tol::ScaledByFd(1e-4), &what);
         }
     }
 }

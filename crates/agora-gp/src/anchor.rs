@@ -328,26 +328,26 @@ mod tests {
 
     #[test]
     fn kde_gradients_match_finite_differences() {
+        use agora_math::fd::{Tol, assert_gradient, check_gradient, fd_derivative};
         let kde = AnchorKde::new(mat(&[&[0.2, 0.3], &[0.6, 0.5], &[0.9, 0.1]]), 0.2).unwrap();
         let noise = NoiseModel::anchors(1.5, kde.clone()).unwrap();
         let x = [0.4, 0.35];
         let (_, g) = noise.variance_grad(&x);
         let eps = 1e-6;
-        for j in 0..2 {
-            let mut a = x;
-            let mut b = x;
-            a[j] += eps;
-            b[j] -= eps;
-            let fd = (noise.variance(&a) - noise.variance(&b)) / (2.0 * eps);
-            assert!((g[j] - fd).abs() < 1e-7, "{j}: {} vs {fd}", g[j]);
-        }
+        let variance = |z: &[f64]| noise.variance(z);
+        check_gradient(variance, &x, eps, &g, Tol::Abs(1e-7), "noise variance");
         let t = 0.2f64.ln();
-        let up = noise.with_bandwidth((t + eps).exp()).unwrap().variance(&x);
-        let dn = noise.with_bandwidth((t - eps).exp()).unwrap().variance(&x);
-        assert!((noise.variance_dlog_h(&x) - (up - dn) / (2.0 * eps)).abs() < 1e-7);
+        let at_bandwidth = |t: f64| noise.with_bandwidth(t.exp()).unwrap().variance(&x);
+        let fd = fd_derivative(at_bandwidth, t, eps);
+        assert_gradient(
+            &[noise.variance_dlog_h(&x)],
+            &[fd],
+            Tol::Abs(1e-7),
+            "d/d log h",
+        );
         let (_, dl) = kde.loo_nll(0.2);
-        let fd = (kde.loo_nll((t + eps).exp()).0 - kde.loo_nll((t - eps).exp()).0) / (2.0 * eps);
-        assert!((dl - fd).abs() < 1e-6, "{dl} vs {fd}");
+        let fd = fd_derivative(|t| kde.loo_nll(t.exp()).0, t, eps);
+        assert_gradient(&[dl], &[fd], Tol::Abs(1e-6), "leave-one-out NLL");
     }
 
     #[test]

@@ -154,6 +154,7 @@ pub fn goodman_variance(b_hat: &[f64], b_var: &[f64], m: &[f64], c: &[f64]) -> R
 mod tests {
     use super::*;
     use crate::{Stationary, StationaryKind};
+    use agora_math::fd::{Tol, assert_gradient, check_gradient, fd_jacobian};
     use agora_math::rng::stream;
     use rand::RngExt;
 
@@ -234,7 +235,7 @@ mod tests {
 
     #[test]
     fn gradients_match_finite_differences() {
-        let mut mt = MultiTask::new(
+        let mt = MultiTask::new(
             Box::new(Stationary::ard(StationaryKind::Rbf, 2, 0.3)),
             task_cov(),
         )
@@ -250,30 +251,25 @@ mod tests {
         let w = Mat::from_fn(6, 6, |i, j| ((i * 7 + j * 3) % 5) as f64 - 2.0);
         let g = mt.grad_contract(x.as_ref(), w.as_ref());
         let p0 = mt.params();
-        for k in 0..p0.len() {
-            let h = 1e-6;
-            let mut p = p0.clone();
-            p[k] += h;
-            mt.set_params(&p).unwrap();
-            let up = crate::kernel::hadamard_sum(w.as_ref(), mt.gram(x.as_ref()).as_ref());
-            p[k] -= 2.0 * h;
-            mt.set_params(&p).unwrap();
-            let dn = crate::kernel::hadamard_sum(w.as_ref(), mt.gram(x.as_ref()).as_ref());
-            mt.set_params(&p0).unwrap();
-            assert!((g[k] - (up - dn) / (2.0 * h)).abs() < 1e-6, "{k}");
-        }
+        let contracted = |p: &[f64]| {
+            let mut m = mt.clone();
+            m.set_params(p).unwrap();
+            crate::kernel::hadamard_sum(w.as_ref(), m.gram(x.as_ref()).as_ref())
+        };
+        check_gradient(contracted, &p0, 1e-6, &g, Tol::Abs(1e-6), "hyperparameters");
         let xq = [0.3, 0.6, 1.0];
         let gx = mt.grad_x(&xq, x.as_ref());
-        for j in 0..2 {
-            let h = 1e-6;
-            let (mut a, mut b) = (xq, xq);
-            a[j] += h;
-            b[j] -= h;
-            let ka = mt.cross(Mat::from_fn(1, 3, |_, c| a[c]).as_ref(), x.as_ref());
-            let kb = mt.cross(Mat::from_fn(1, 3, |_, c| b[c]).as_ref(), x.as_ref());
-            for i in 0..6 {
-                assert!((gx[(i, j)] - (ka[(0, i)] - kb[(0, i)]) / (2.0 * h)).abs() < 1e-6);
-            }
+        // The continuous inputs only (the last column is the task index).
+        let row = |z: &[f64]| {
+            let k = mt.cross(
+                Mat::from_fn(1, 3, |_, c| [z[0], z[1], xq[2]][c]).as_ref(),
+                x.as_ref(),
+            );
+            (0..6).map(|i| k[(0, i)]).collect::<Vec<f64>>()
+        };
+        for (j, fd) in fd_jacobian(row, &xq[..2], 1e-6).iter().enumerate() {
+            let analytic: Vec<f64> = (0..6).map(|i| gx[(i, j)]).collect();
+            assert_gradient(&analytic, fd, Tol::Abs(1e-6), &format!("input {j}"));
         }
     }
 }

@@ -506,6 +506,7 @@ impl SocialGp {
 mod tests {
     use super::*;
     use crate::kernel::{Stationary, StationaryKind};
+    use agora_math::fd::{Tol, check_gradient};
 
     fn rbf(l: f64) -> Box<dyn Kernel> {
         let mut k = Stationary::ard(StationaryKind::Rbf, 1, l);
@@ -563,18 +564,8 @@ mod tests {
         };
         let b = [0.7, 1.9];
         let (_, g, _) = row.eval(&b).unwrap();
-        for k in 0..2 {
-            let h = 1e-6;
-            let (mut bp, mut bm) = (b.to_vec(), b.to_vec());
-            bp[k] += h;
-            bm[k] -= h;
-            let fd = (row.eval(&bp).unwrap().0 - row.eval(&bm).unwrap().0) / (2.0 * h);
-            assert!(
-                (fd - g[k]).abs() < 1e-5 * (1.0 + fd.abs()),
-                "{k}: {fd} vs {}",
-                g[k]
-            );
-        }
+        let f = |v: &[f64]| row.eval(v).unwrap().0;
+        check_gradient(f, &b, 1e-6, &g, Tol::ScaledByFd(1e-5), "row objective");
     }
 
     #[test]

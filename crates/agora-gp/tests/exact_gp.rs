@@ -5,6 +5,7 @@
 mod common;
 use agora_gp::kernel::{Kernel, Scale, Stationary, StationaryKind};
 use agora_gp::{ExactGp, GpConfig};
+use agora_math::fd::{Tol, assert_gradient, check_gradient, fd_gradient, fd_jacobian};
 use common::{floats, rows};
 use faer::Mat;
 use rand::SeedableRng;
@@ -175,19 +176,14 @@ fn mll_gradient_matches_finite_differences_through_fit_objective() {
     let w = Mat::from_fn(30, 30, |i, j| 0.5 * (al[i] * al[j] - inv[(i, j)]));
     let g = k.grad_contract(x.as_ref(), w.as_ref());
     assert!((gp.log_marginal_likelihood() - base(&p0)).abs() < 1e-12);
-    for i in 0..p0.len() {
-        let h = 1e-5;
-        let mut pp = p0.clone();
-        pp[i] += h;
-        let mut pm = p0.clone();
-        pm[i] -= h;
-        let fd = (base(&pp) - base(&pm)) / (2.0 * h);
-        assert!(
-            (fd - g[i]).abs() < 1e-5 * (1.0 + fd.abs()),
-            "param {i}: {fd} vs {}",
-            g[i]
-        );
-    }
+    check_gradient(
+        &base,
+        &p0,
+        1e-5,
+        &g,
+        Tol::ScaledByFd(1e-5),
+        "log marginal likelihood",
+    );
 }
 
 #[test]
@@ -223,17 +219,14 @@ fn predictive_gradients_match_finite_differences() {
     let (gp, _) = ExactGp::fit(x, &y, &cfg, &mut rng).unwrap();
     let p = [0.3, 0.6, 0.2, 0.8, 0.5, 0.4];
     let (_, _, dm, dv) = gp.predict_with_grad(&p).unwrap();
-    for j in 0..6 {
-        let h = 1e-6;
-        let mut a = p;
-        a[j] += h;
-        let mut b = p;
-        b[j] -= h;
-        let (ma, va, _, _) = gp.predict_with_grad(&a).unwrap();
-        let (mb, vb, _, _) = gp.predict_with_grad(&b).unwrap();
-        assert!(((ma - mb) / (2.0 * h) - dm[j]).abs() < 1e-5 * (1.0 + dm[j].abs()));
-        assert!(((va - vb) / (2.0 * h) - dv[j]).abs() < 1e-5 * (1.0 + dv[j].abs()));
-    }
+    let moments = |z: &[f64]| {
+        let (m, v, _, _) = gp.predict_with_grad(z).unwrap();
+        vec![m, v]
+    };
+    let fd = fd_jacobian(moments, &p, 1e-6);
+    let (fdm, fdv): (Vec<f64>, Vec<f64>) = fd.iter().map(|r| (r[0], r[1])).unzip();
+    assert_gradient(&dm, &fdm, Tol::ScaledByAnalytic(1e-5), "mean");
+    assert_gradient(&dv, &fdv, Tol::ScaledByAnalytic(1e-5), "variance");
     // predict and predict_with_grad agree, and the covariance diagonal is the variance.
     let pm = Mat::from_fn(1, 6, |_, j| p[j]);
     let (m, v) = gp.predict(pm.as_ref()).unwrap();
@@ -301,19 +294,12 @@ fn joint_vjp_matches_finite_differences() {
         v
     };
     let g = gp.joint_vjp(xs.as_ref(), &gm, gc.as_ref()).unwrap();
-    let eps = 1e-6;
-    for a in 0..3 {
-        for j in 0..2 {
-            let mut p = xs.clone();
-            p[(a, j)] += eps;
-            let mut q = xs.clone();
-            q[(a, j)] -= eps;
-            let fd = (f(&p) - f(&q)) / (2.0 * eps);
-            assert!(
-                (g[(a, j)] - fd).abs() < 1e-6,
-                "{a},{j}: {} vs {fd}",
-                g[(a, j)]
-            );
-        }
-    }
+    // Row-major over the batch: coordinate 2a + j is input j of point a.
+    let flat = |m: &Mat<f64>| -> Vec<f64> { (0..3).flat_map(|a| [m[(a, 0)], m[(a, 1)]]).collect() };
+    let fd = fd_gradient(
+        |v| f(&Mat::from_fn(3, 2, |a, j| v[2 * a + j])),
+        &flat(&xs),
+        1e-6,
+    );
+    assert_gradient(&flat(&g), &fd, Tol::Abs(1e-6), "joint VJP");
 }

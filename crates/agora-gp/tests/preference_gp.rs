@@ -6,6 +6,7 @@ mod common;
 use agora_gp::kernel::{Kernel, Scale, Stationary, StationaryKind};
 use agora_gp::preference::merge_duplicates;
 use agora_gp::{Comparison, PrefConfig, PrefLikelihood, PreferenceGp};
+use agora_math::fd::{Tol, assert_gradient, fd_gradient, fd_jacobian};
 use common::{floats, rows};
 use faer::Mat;
 
@@ -159,16 +160,7 @@ fn newton_mode_matches_a_brute_force_optimizer() {
         };
         let mut f = vec![0.3; 6];
         for _ in 0..200_000 {
-            let h = 1e-7;
-            let g: Vec<f64> = (0..6)
-                .map(|i| {
-                    let mut a = f.clone();
-                    a[i] += h;
-                    let mut b = f.clone();
-                    b[i] -= h;
-                    (obj(&a) - obj(&b)) / (2.0 * h)
-                })
-                .collect();
+            let g = fd_gradient(&obj, &f, 1e-7);
             for i in 0..6 {
                 f[i] -= 2e-3 * g[i];
             }
@@ -202,20 +194,14 @@ fn evidence_gradient_matches_finite_differences() {
         let g = ev(&p0).log_evidence_grad();
         // The mode is exact only to round-off (~1e-9 in the evidence), so use moderate steps
         // with Richardson extrapolation (error O(h⁴)) rather than tiny ones.
-        let central = |i: usize, h: f64| {
-            let mut a = p0.clone();
-            a[i] += h;
-            let mut b = p0.clone();
-            b[i] -= h;
-            (ev(&a).log_evidence() - ev(&b).log_evidence()) / (2.0 * h)
-        };
-        for (i, gi) in g.iter().enumerate() {
-            let fd = (4.0 * central(i, 5e-4) - central(i, 1e-3)) / 3.0;
-            assert!(
-                (fd - gi).abs() < 1e-5 * (1.0 + fd.abs()),
-                "{lik:?} param {i}: fd {fd} vs {gi}"
-            );
-        }
+        let central = |h: f64| fd_gradient(|p| ev(p).log_evidence(), &p0, h);
+        let (fine, coarse) = (central(5e-4), central(1e-3));
+        let fd: Vec<f64> = fine
+            .iter()
+            .zip(&coarse)
+            .map(|(f, c)| (4.0 * f - c) / 3.0)
+            .collect();
+        assert_gradient(&g, &fd, Tol::ScaledByFd(1e-5), &format!("{lik:?}"));
     }
 }
 
@@ -231,17 +217,14 @@ fn predictive_gradients_and_joint_covariance_agree() {
     assert!(
         (m - m2[0]).abs() < 1e-12 && (v - v2[0]).abs() < 1e-12 && (c[(0, 0)] - v).abs() < 1e-12
     );
-    for j in 0..2 {
-        let h = 1e-6;
-        let mut a = p;
-        a[j] += h;
-        let mut b = p;
-        b[j] -= h;
-        let (ma, va, _, _) = gp.predict_with_grad(&a).unwrap();
-        let (mb, vb, _, _) = gp.predict_with_grad(&b).unwrap();
-        assert!(((ma - mb) / (2.0 * h) - dm[j]).abs() < 1e-6);
-        assert!(((va - vb) / (2.0 * h) - dv[j]).abs() < 1e-6);
-    }
+    let moments = |z: &[f64]| {
+        let (m, v, _, _) = gp.predict_with_grad(z).unwrap();
+        vec![m, v]
+    };
+    let fd = fd_jacobian(moments, &p, 1e-6);
+    let (fdm, fdv): (Vec<f64>, Vec<f64>) = fd.iter().map(|r| (r[0], r[1])).unzip();
+    assert_gradient(&dm, &fdm, Tol::Abs(1e-6), "mean");
+    assert_gradient(&dv, &fdv, Tol::Abs(1e-6), "variance");
 }
 
 #[test]

@@ -3,6 +3,7 @@ use crate::anchor::NoiseModel;
 use crate::kernel::Kernel;
 use crate::kernel::{Stationary, StationaryKind};
 use crate::preference::PrefLikelihood;
+use agora_math::fd::{Tol, assert_gradient, fd_gradient, fd_jacobian};
 use agora_math::linalg::Cholesky;
 use agora_math::rng::stream;
 use agora_math::special::norm_cdf;
@@ -231,19 +232,13 @@ fn laplace_matches_the_preference_gp_and_its_evidence_gradient_is_exact() {
     for i in 0..3 {
         assert!((m1[i] - m2[i]).abs() < 1e-6 && (v1[i] - v2[i]).abs() < 1e-6);
     }
-    let eps = 1e-6;
-    let mut k = kernel.box_clone();
-    let p0 = k.params();
-    k.set_params(&[p0[0] + eps]).unwrap();
-    let up = laplace_evidence(k.as_ref(), &duels, &s2, None).unwrap().0;
-    k.set_params(&[p0[0] - eps]).unwrap();
-    let dn = laplace_evidence(k.as_ref(), &duels, &s2, None).unwrap().0;
-    assert!(
-        (grad[0] - (up - dn) / (2.0 * eps)).abs() < 1e-6,
-        "{} vs {}",
-        grad[0],
-        (up - dn) / (2.0 * eps)
-    );
+    let evidence = |p: &[f64]| {
+        let mut k = kernel.box_clone();
+        k.set_params(p).unwrap();
+        laplace_evidence(k.as_ref(), &duels, &s2, None).unwrap().0
+    };
+    let fd = fd_gradient(evidence, &kernel.params(), 1e-6);
+    assert_gradient(&grad[..1], &fd[..1], Tol::Abs(1e-6), "Laplace evidence");
 }
 
 #[test]
@@ -271,17 +266,14 @@ fn prediction_gradients_match_finite_differences() {
             .predict(Mat::from_fn(1, 2, |_, j| x[j]).as_ref())
             .unwrap();
         assert!((m - pm[0]).abs() < 1e-12 && (v - pv[0]).abs() < 1e-12);
-        for j in 0..2 {
-            let eps = 1e-6;
-            let mut a = x;
-            let mut b = x;
-            a[j] += eps;
-            b[j] -= eps;
-            let (ma, va, _, _) = gp.predict_with_grad(&a).unwrap();
-            let (mb, vb, _, _) = gp.predict_with_grad(&b).unwrap();
-            assert!((gm[j] - (ma - mb) / (2.0 * eps)).abs() < 1e-6);
-            assert!((gv[j] - (va - vb) / (2.0 * eps)).abs() < 1e-6);
-        }
+        let moments = |z: &[f64]| {
+            let (m, v, _, _) = gp.predict_with_grad(z).unwrap();
+            vec![m, v]
+        };
+        let fd = fd_jacobian(moments, &x, 1e-6);
+        let (fdm, fdv): (Vec<f64>, Vec<f64>) = fd.iter().map(|r| (r[0], r[1])).unzip();
+        assert_gradient(&gm, &fdm, Tol::Abs(1e-6), &format!("{inf:?} mean"));
+        assert_gradient(&gv, &fdv, Tol::Abs(1e-6), &format!("{inf:?} variance"));
     }
 }
 

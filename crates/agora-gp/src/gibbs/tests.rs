@@ -2,6 +2,7 @@ use super::*;
 use crate::exact::ExactGp;
 use crate::kernel::{Kernel, Stationary, StationaryKind, hadamard_sum};
 use agora_core::Error;
+use agora_math::fd::{Tol, assert_gradient, check_gradient, fd_jacobian};
 use agora_math::rng::stream;
 use faer::Mat;
 use faer::Side;
@@ -183,21 +184,20 @@ fn parameter_gradients_match_central_differences() {
         assert_eq!(g.len(), p0.len());
         for i in 0..p0.len() {
             assert!((g[i] - gg[i]).abs() < 1e-14);
-            let h = 1e-6;
-            let f = |delta: f64| {
-                let mut kk = k.clone();
-                let mut p = p0.clone();
-                p[i] += delta;
-                kk.set_params(&p).unwrap();
-                hadamard_sum(w.as_ref(), kk.gram(x.as_ref()).as_ref())
-            };
-            let fd = (f(h) - f(-h)) / (2.0 * h);
-            assert!(
-                (fd - g[i]).abs() < 1e-7 * (1.0 + fd.abs()),
-                "{mode:?} param {i}: fd {fd} vs {}",
-                g[i]
-            );
         }
+        let f = |p: &[f64]| {
+            let mut kk = k.clone();
+            kk.set_params(p).unwrap();
+            hadamard_sum(w.as_ref(), kk.gram(x.as_ref()).as_ref())
+        };
+        check_gradient(
+            f,
+            &p0,
+            1e-6,
+            &g,
+            Tol::ScaledByFd(1e-7),
+            &format!("{mode:?}"),
+        );
     }
 }
 
@@ -208,21 +208,13 @@ fn input_gradients_match_central_differences() {
     // Second property's σ̄ puts ℓ on the floor: its σ̄ gradient is exactly 0.
     let x = [0.4, 0.7, 0.35, 0.6, 0.2, 0.001];
     let g = k.grad_x(&x, b.as_ref());
-    for j in 0..6 {
-        let h = 1e-6;
-        let (mut xp, mut xm) = (x, x);
-        xp[j] += h;
-        xm[j] -= h;
-        let kp = k.cross(Mat::from_fn(1, 6, |_, c| xp[c]).as_ref(), b.as_ref());
-        let km = k.cross(Mat::from_fn(1, 6, |_, c| xm[c]).as_ref(), b.as_ref());
-        for r in 0..6 {
-            let fd = (kp[(0, r)] - km[(0, r)]) / (2.0 * h);
-            assert!(
-                (fd - g[(r, j)]).abs() < 1e-7,
-                "({r},{j}): {fd} vs {}",
-                g[(r, j)]
-            );
-        }
+    let row = |z: &[f64]| {
+        let kz = k.cross(Mat::from_fn(1, 6, |_, c| z[c]).as_ref(), b.as_ref());
+        (0..6).map(|r| kz[(0, r)]).collect::<Vec<f64>>()
+    };
+    for (j, fd) in fd_jacobian(row, &x, 1e-6).iter().enumerate() {
+        let analytic: Vec<f64> = (0..6).map(|r| g[(r, j)]).collect();
+        assert_gradient(&analytic, fd, Tol::Abs(1e-7), &format!("input {j}"));
     }
     assert!((0..6).all(|r| g[(r, 5)] == 0.0));
 }
@@ -237,25 +229,21 @@ fn marginal_likelihood_agrees_with_exact_gp_and_its_gradient_with_differences() 
     let (mll, g) = log_marginal_likelihood(&k, x.as_ref(), &y, 0.1).unwrap();
     let gp = ExactGp::new(x.clone(), &y, Box::new(k.clone()), 0.1, 0.0).unwrap();
     assert!((mll - gp.log_marginal_likelihood()).abs() < 1e-10);
-    let p0 = k.params();
-    for i in 0..p0.len() {
-        let h = 1e-5;
-        let f = |delta: f64| {
-            let mut kk = k.clone();
-            let mut p = p0.clone();
-            p[i] += delta;
-            kk.set_params(&p).unwrap();
-            ExactGp::new(x.clone(), &y, Box::new(kk), 0.1, 0.0)
-                .unwrap()
-                .log_marginal_likelihood()
-        };
-        let fd = (f(h) - f(-h)) / (2.0 * h);
-        assert!(
-            (fd - g[i]).abs() < 1e-6 * (1.0 + fd.abs()),
-            "param {i}: {fd} vs {}",
-            g[i]
-        );
-    }
+    let f = |p: &[f64]| {
+        let mut kk = k.clone();
+        kk.set_params(p).unwrap();
+        ExactGp::new(x.clone(), &y, Box::new(kk), 0.1, 0.0)
+            .unwrap()
+            .log_marginal_likelihood()
+    };
+    check_gradient(
+        f,
+        &k.params(),
+        1e-5,
+        &g,
+        Tol::ScaledByFd(1e-6),
+        "log marginal likelihood",
+    );
 }
 
 #[test]

@@ -1,4 +1,5 @@
 use super::*;
+use agora_math::fd::{Tol, assert_gradient, check_gradient, fd_jacobian};
 use faer::Mat;
 
 fn pts(n: usize, d: usize, seed: u64) -> Mat<f64> {
@@ -70,22 +71,12 @@ fn hyperparameter_gradients_match_finite_differences() {
         }
         let p0 = k.params();
         assert_eq!(g.len(), p0.len());
-        for i in 0..p0.len() {
-            let h = 1e-6;
-            let f = |delta: f64| {
-                let mut kk = k.box_clone();
-                let mut p = p0.clone();
-                p[i] += delta;
-                kk.set_params(&p).unwrap();
-                hadamard_sum(w.as_ref(), kk.gram(x.as_ref()).as_ref())
-            };
-            let fd = (f(h) - f(-h)) / (2.0 * h);
-            assert!(
-                (fd - g[i]).abs() < 1e-6 * (1.0 + fd.abs()),
-                "{k:?} param {i}: fd {fd} vs {}",
-                g[i]
-            );
-        }
+        let f = |p: &[f64]| {
+            let mut kk = k.box_clone();
+            kk.set_params(p).unwrap();
+            hadamard_sum(w.as_ref(), kk.gram(x.as_ref()).as_ref())
+        };
+        check_gradient(f, &p0, 1e-6, &g, Tol::ScaledByFd(1e-6), &format!("{k:?}"));
     }
 }
 
@@ -95,22 +86,13 @@ fn input_gradients_match_finite_differences() {
     let x = [0.41, 0.27, 0.66];
     for k in kernels() {
         let g = k.grad_x(&x, b.as_ref());
-        for j in 0..3 {
-            let h = 1e-6;
-            let mut xp = x;
-            let mut xm = x;
-            xp[j] += h;
-            xm[j] -= h;
-            let kp = k.cross(Mat::from_fn(1, 3, |_, c| xp[c]).as_ref(), b.as_ref());
-            let km = k.cross(Mat::from_fn(1, 3, |_, c| xm[c]).as_ref(), b.as_ref());
-            for i in 0..5 {
-                let fd = (kp[(0, i)] - km[(0, i)]) / (2.0 * h);
-                assert!(
-                    (fd - g[(i, j)]).abs() < 1e-6,
-                    "{k:?} ({i},{j}): {fd} vs {}",
-                    g[(i, j)]
-                );
-            }
+        let row = |z: &[f64]| {
+            let kz = k.cross(Mat::from_fn(1, 3, |_, c| z[c]).as_ref(), b.as_ref());
+            (0..5).map(|i| kz[(0, i)]).collect::<Vec<f64>>()
+        };
+        for (j, fd) in fd_jacobian(row, &x, 1e-6).iter().enumerate() {
+            let analytic: Vec<f64> = (0..5).map(|i| g[(i, j)]).collect();
+            assert_gradient(&analytic, fd, Tol::Abs(1e-6), &format!("{k:?} input {j}"));
         }
     }
 }
