@@ -252,8 +252,8 @@ mod tests {
     use agora_gp::social::{SocialConfig, Vote};
     use agora_gp::{Stationary, StationaryKind};
 
-    /// Two agents on five points: agent 0 likes large x, agent 1 small x, privately;
-    /// publicly both follow agent 0 (the social model's own toy).
+    /// Two agents voting once on every pair of five points: privately agent 0 prefers large
+    /// x and agent 1 small x; publicly both vote as agent 0.
     fn toy_model() -> SocialModel {
         let k = Box::new(Stationary::ard(StationaryKind::Rbf, 1, 0.2));
         let mut cfg = SocialConfig::paper(2);
@@ -263,23 +263,22 @@ mod tests {
         for x in xs {
             s.add_point(&[x]).unwrap();
         }
-        for (a, b) in [(0, 1), (1, 2), (3, 4), (0, 2), (2, 3), (1, 4)] {
-            let big = xs[a] > xs[b];
-            for rep in 0..3 {
-                for (channel, agent, a_wins) in [
-                    (Channel::Private, 0, big ^ (rep == 2)),
-                    (Channel::Private, 1, !big ^ (rep == 2)),
-                    (Channel::Public, 0, big),
-                    (Channel::Public, 1, big ^ (rep == 0)),
-                ] {
-                    s.add_vote(Vote {
-                        channel,
-                        agent,
-                        a,
-                        b,
-                        a_wins,
-                    })
-                    .unwrap();
+        let likes_a = |agent: usize, a: usize, b: usize| (xs[a] > xs[b]) == (agent == 0);
+        for a in 0..xs.len() {
+            for b in a + 1..xs.len() {
+                for agent in 0..2 {
+                    let private = (Channel::Private, likes_a(agent, a, b));
+                    let public = (Channel::Public, likes_a(0, a, b));
+                    for (channel, a_wins) in [private, public] {
+                        let v = Vote {
+                            channel,
+                            agent,
+                            a,
+                            b,
+                            a_wins,
+                        };
+                        s.add_vote(v).unwrap();
+                    }
                 }
             }
         }
@@ -288,7 +287,7 @@ mod tests {
     }
 
     #[test]
-    fn optimism_is_positive_far_from_the_data_and_the_screen_bounds_it_at_the_map() {
+    fn optimism_is_positive_far_from_the_data_and_the_screen_scores_the_map() {
         let s = toy_model();
         let w = Welfare::Gini { rho: 1.0 };
         let acq = OptimisticImprovement::new(&s, 4, &w).unwrap();

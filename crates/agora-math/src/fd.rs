@@ -20,16 +20,9 @@ pub fn fd_derivative(mut f: impl FnMut(f64) -> f64, x: f64, h: f64) -> f64 {
 /// Central-difference gradient of `f` at `x` with step `h` (one pair of evaluations per
 /// coordinate, in coordinate order).
 pub fn fd_gradient(mut f: impl FnMut(&[f64]) -> f64, x: &[f64], h: f64) -> Vec<f64> {
-    let mut xp = x.to_vec();
-    (0..x.len())
-        .map(|j| {
-            xp[j] = x[j] + h;
-            let up = f(&xp);
-            xp[j] = x[j] - h;
-            let dn = f(&xp);
-            xp[j] = x[j];
-            (up - dn) / (2.0 * h)
-        })
+    fd_jacobian(|z| vec![f(z)], x, h)
+        .into_iter()
+        .map(|row| row[0])
         .collect()
 }
 

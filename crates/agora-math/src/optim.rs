@@ -243,6 +243,39 @@ pub fn multistart(
     }
 }
 
+/// Multistart starts in a box: `first` clamped into `bounds`, then `sobol` scrambled Sobol
+/// points (seeded by `seed`) scaled into it, `lo + u (hi − lo)` per coordinate. The usual
+/// starts of a hyperparameter fit: the current value plus a space-filling design.
+///
+/// # Errors
+///
+/// As [`crate::design::sobol`] (more than 256 dimensions or 65536 points).
+pub fn box_starts(
+    first: &[f64],
+    bounds: &[(f64, f64)],
+    sobol: usize,
+    seed: u64,
+) -> Result<Vec<Vec<f64>>> {
+    let mut starts = vec![
+        first
+            .iter()
+            .zip(bounds)
+            .map(|(v, (lo, hi))| v.clamp(*lo, *hi))
+            .collect::<Vec<f64>>(),
+    ];
+    if sobol > 0 {
+        for s in crate::design::sobol(sobol, bounds.len(), seed)? {
+            starts.push(
+                s.iter()
+                    .zip(bounds)
+                    .map(|(u, (lo, hi))| lo + u * (hi - lo))
+                    .collect(),
+            );
+        }
+    }
+    Ok(starts)
+}
+
 /// The best of several minima (lowest `f`, earliest on ties).
 pub fn best(minima: &[Minimum]) -> Option<&Minimum> {
     minima

@@ -107,6 +107,18 @@ pub(crate) fn random_option(space: &Space, rng: &mut agora_math::rng::Rng) -> Ve
     }
 }
 
+/// The options an acquisition is screened over: every option of a finite candidate set, or
+/// `n` scrambled Sobol points of a box (seeded by `seed`), canonicalized.
+pub(crate) fn option_pool(space: &Space, n: usize, seed: u64) -> Result<Vec<Vec<f64>>> {
+    match space {
+        Space::Candidates { features, .. } => Ok(features.clone()),
+        Space::Box { .. } => agora_math::design::sobol(n.max(1), space.dim(), seed)?
+            .into_iter()
+            .map(|x| space.canonicalize(&x))
+            .collect(),
+    }
+}
+
 /// A precomputed kernel over a finite option set from its Gram rows; the options' features
 /// must be their indices (one column). Errors name `gram` or `gram[i]`.
 pub(crate) fn gram_kernel(space: &Space, rows: &[Vec<f64>]) -> Result<agora_gp::Precomputed> {

@@ -341,17 +341,8 @@ impl Sbo {
         let prev = self
             .prev
             .ok_or_else(|| Error::State("no previous option".into()))?;
-        let pool: Vec<Vec<f64>> = match &self.space {
-            Space::Candidates { features, .. } => features.clone(),
-            Space::Box { .. } => agora_math::design::sobol(
-                self.cfg.candidates.max(1),
-                self.space.dim(),
-                derive_seed(self.seed, &[self.queries, 0x5B03]),
-            )?
-            .into_iter()
-            .map(|x| self.space.canonicalize(&x))
-            .collect::<Result<_>>()?,
-        };
+        let seed = derive_seed(self.seed, &[self.queries, 0x5B03]);
+        let pool = crate::option_pool(&self.space, self.cfg.candidates, seed)?;
         let acq = OptimisticImprovement::new(&self.model, prev, &self.welfare)?;
         // The screen's ball term favours options far from the data; the MAP welfare, the
         // second criterion, makes the exact problem also weigh exploitation.

@@ -396,17 +396,8 @@ impl SboGp {
     /// The next option: the acquisition's best over the pool, then over Gaussian
     /// perturbations of it (boxes).
     fn next_option(&self) -> Result<Vec<f64>> {
-        let pool: Vec<Vec<f64>> = match &self.space {
-            Space::Candidates { features, .. } => features.clone(),
-            Space::Box { .. } => agora_math::design::sobol(
-                self.cfg.candidates.max(1),
-                self.space.dim(),
-                derive_seed(self.seed, &[self.queries, 0x5B62]),
-            )?
-            .into_iter()
-            .map(|x| self.space.canonicalize(&x))
-            .collect::<Result<_>>()?,
-        };
+        let seed = derive_seed(self.seed, &[self.queries, 0x5B62]);
+        let pool = crate::option_pool(&self.space, self.cfg.candidates, seed)?;
         let screen = |xs: &[Vec<f64>]| -> Result<Vec<Vec<f64>>> { Ok(vec![self.scores(xs)?]) };
         let project = |x: &[f64]| self.space.canonicalize(x);
         let local = match &self.space {

@@ -52,12 +52,9 @@ pub fn fit_duel_hypers(
     let fit_h = cfg.fit_bandwidth && noise.kde().is_some();
     let (llo, lhi) = (cfg.lengthscale_bounds.0.ln(), cfg.lengthscale_bounds.1.ln());
     let mut bounds = vec![(llo, lhi); nk];
-    let (hlo, hhi) = (
-        crate::anchor::BANDWIDTH_RANGE.0.ln(),
-        crate::anchor::BANDWIDTH_RANGE.1.ln(),
-    );
     if fit_h {
-        bounds.push((hlo, hhi));
+        let (hlo, hhi) = crate::anchor::BANDWIDTH_RANGE;
+        bounds.push((hlo.ln(), hhi.ln()));
     }
     let s2_fixed = duels.noise_sums(noise);
     let obj = |p: &[f64], g: &mut [f64]| -> Result<f64> {
@@ -84,22 +81,11 @@ pub fn fit_duel_hypers(
         }
         Ok(-lz)
     };
-    let mut starts = vec![{
-        let mut p: Vec<f64> = kernel.params().iter().map(|v| v.clamp(llo, lhi)).collect();
-        if fit_h {
-            let h = noise.kde().map(|k| k.bandwidth()).unwrap_or(0.1);
-            p.push(h.ln().clamp(hlo, hhi));
-        }
-        p
-    }];
-    for s in agora_math::design::sobol(cfg.starts, bounds.len(), seed)? {
-        starts.push(
-            s.iter()
-                .zip(&bounds)
-                .map(|(u, (lo, hi))| lo + u * (hi - lo))
-                .collect(),
-        );
+    let mut first = kernel.params();
+    if fit_h {
+        first.push(noise.kde().map(|k| k.bandwidth()).unwrap_or(0.1).ln());
     }
+    let starts = optim::box_starts(&first, &bounds, cfg.starts, seed)?;
     let minima = optim::multistart(&obj, &starts, &bounds, cfg.lbfgs)?;
     let best = optim::best(&minima).expect("multistart returns at least one minimum");
     let mut k = kernel.box_clone();

@@ -150,24 +150,7 @@ pub fn fit_augmented(
         }
         Ok(-mll)
     };
-    let mut starts = vec![
-        kernel
-            .params()
-            .iter()
-            .zip(&bounds)
-            .map(|(v, (lo, hi))| v.clamp(*lo, *hi))
-            .collect::<Vec<f64>>(),
-    ];
-    if cfg.starts > 0 {
-        for s in agora_math::design::sobol(cfg.starts, bounds.len(), seed)? {
-            starts.push(
-                s.iter()
-                    .zip(&bounds)
-                    .map(|(u, (lo, hi))| lo + u * (hi - lo))
-                    .collect(),
-            );
-        }
-    }
+    let starts = optim::box_starts(&kernel.params(), &bounds, cfg.starts, seed)?;
     let minima = optim::multistart(&obj, &starts, &bounds, cfg.lbfgs)?;
     let evals = minima.iter().map(|m| m.evals).sum();
     let best =
