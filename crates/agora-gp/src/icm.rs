@@ -324,6 +324,31 @@ pub fn profile_fit(
     Ok(best.expect("at least one kernel"))
 }
 
+/// Sample correlation of the columns of `y`, shrunk by `w` toward the identity:
+/// `(1 − w) R + w I`. Constant columns get unit variance. A task covariance for an [`Icm`]
+/// when nothing structures the tasks (Social BO's multi-task baselines, App. H.3).
+pub fn sample_correlation(y: MatRef<'_, f64>, w: f64) -> Mat<f64> {
+    let (n, t) = (y.nrows(), y.ncols());
+    let mean: Vec<f64> = (0..t)
+        .map(|j| (0..n).map(|p| y[(p, j)]).sum::<f64>() / n as f64)
+        .collect();
+    let cov = Mat::from_fn(t, t, |a, b| {
+        (0..n)
+            .map(|p| (y[(p, a)] - mean[a]) * (y[(p, b)] - mean[b]))
+            .sum::<f64>()
+            / n as f64
+    });
+    Mat::from_fn(t, t, |a, b| {
+        if a == b {
+            1.0
+        } else {
+            let d = (cov[(a, a)] * cov[(b, b)]).sqrt();
+            let r = if d > 0.0 { cov[(a, b)] / d } else { 0.0 };
+            (1.0 - w) * r
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,5 +488,18 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("noise[1]"), "{e}");
+    }
+
+    #[test]
+    fn sample_correlation_is_a_shrunk_correlation() {
+        let y = Mat::from_fn(5, 3, |p, j| match j {
+            0 => p as f64,
+            1 => 2.0 * p as f64 + 1.0,
+            _ => -(p as f64),
+        });
+        let r = sample_correlation(y.as_ref(), 0.5);
+        assert!((r[(0, 1)] - 0.5).abs() < 1e-12);
+        assert!((r[(0, 2)] + 0.5).abs() < 1e-12);
+        assert_eq!(r[(1, 1)], 1.0);
     }
 }

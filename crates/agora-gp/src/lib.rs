@@ -20,7 +20,7 @@ pub use anchor::{AnchorKde, NoiseModel};
 pub use duel::{DuelFit, DuelGp, DuelInference, Duels, EpOptions};
 pub use exact::{ExactGp, FitReport, GpConfig, Hyper};
 pub use gibbs::{AlphaMode, AugmentedGibbs};
-pub use icm::{Icm, IcmHyper, profile_fit};
+pub use icm::{Icm, IcmHyper, profile_fit, sample_correlation};
 pub use kernel::{
     Kernel, ParamKind, Precomputed, Product, Scale, Spectral, Stationary, StationaryKind, Sum,
 };

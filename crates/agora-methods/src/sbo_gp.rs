@@ -35,7 +35,7 @@ use agora_acq::social::{WelfareUcb, ucb};
 use agora_acq::{LocalSearch, maximize_screened};
 use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::social_gp::{SocialGp, SocialGpConfig};
-use agora_gp::{Icm, Kernel, Stationary, StationaryKind, profile_fit};
+use agora_gp::{Icm, Kernel, Stationary, StationaryKind, profile_fit, sample_correlation};
 use agora_math::rng::derive_seed;
 use agora_math::welfare::Welfare;
 use faer::Mat;
@@ -505,30 +505,6 @@ impl SboGp {
     }
 }
 
-/// Sample correlation of the columns of `y`, shrunk by `w` toward the identity:
-/// `(1 − w) R + w I`. Constant columns get unit variance.
-pub fn sample_correlation(y: faer::MatRef<'_, f64>, w: f64) -> Mat<f64> {
-    let (n, t) = (y.nrows(), y.ncols());
-    let mean: Vec<f64> = (0..t)
-        .map(|j| (0..n).map(|p| y[(p, j)]).sum::<f64>() / n as f64)
-        .collect();
-    let cov = Mat::from_fn(t, t, |a, b| {
-        (0..n)
-            .map(|p| (y[(p, a)] - mean[a]) * (y[(p, b)] - mean[b]))
-            .sum::<f64>()
-            / n as f64
-    });
-    Mat::from_fn(t, t, |a, b| {
-        if a == b {
-            1.0
-        } else {
-            let d = (cov[(a, a)] * cov[(b, b)]).sqrt();
-            let r = if d > 0.0 { cov[(a, b)] / d } else { 0.0 };
-            (1.0 - w) * r
-        }
-    })
-}
-
 impl AskTell for SboGp {
     type Pending = (Vec<f64>, Channel);
 
@@ -782,18 +758,5 @@ mod tests {
         // Nothing was stored: the same query is still open.
         assert_eq!(s.ask().unwrap(), q);
         assert_eq!(s.counts(), [0, 0]);
-    }
-
-    #[test]
-    fn sample_correlation_is_a_shrunk_correlation() {
-        let y = Mat::from_fn(5, 3, |p, j| match j {
-            0 => p as f64,
-            1 => 2.0 * p as f64 + 1.0,
-            _ => -(p as f64),
-        });
-        let r = sample_correlation(y.as_ref(), 0.5);
-        assert!((r[(0, 1)] - 0.5).abs() < 1e-12);
-        assert!((r[(0, 2)] + 0.5).abs() < 1e-12);
-        assert_eq!(r[(1, 1)], 1.0);
     }
 }

@@ -26,9 +26,9 @@
 //! - **A11, bounds.** `l_j ∈ [0.1, 1]` (§5 main text), [`LENGTHSCALE_BOUNDS`].
 //!
 //! Fitting: [`ExactGp::fit`](crate::ExactGp::fit) builds its kernel from a
-//! [`GpConfig`](crate::GpConfig) and bounds parameters by [`ParamKind`], which cannot express
+//! [`GpConfig`](crate::GpConfig) and bounds parameters by [`ParamKind`](crate::ParamKind), which cannot express
 //! α's own box, so [`fit_augmented`] maximises the log marginal likelihood (Eq. 20) within
-//! [`AugmentedGibbs::log_bounds`] and conditions an [`ExactGp`] on the result.
+//! [`AugmentedGibbs::log_bounds`] and conditions an [`ExactGp`](crate::ExactGp) on the result.
 //!
 //! Files: `augmented` (the kernel), `fit` (augmented inputs and the fit).
 

@@ -5,7 +5,7 @@ use agora_core::{Error, Result};
 use faer::{Mat, MatRef};
 
 /// A fixed Gram matrix over a finite set (graph kernels, team kernels): inputs are `n × 1`
-/// matrices of candidate indices. No hyperparameters (wrap in [`Scale`] to learn a
+/// matrices of candidate indices. No hyperparameters (wrap in [`Scale`](super::Scale) to learn a
 /// variance), no input gradient (finite sets are searched exhaustively).
 #[derive(Debug, Clone)]
 pub struct Precomputed {

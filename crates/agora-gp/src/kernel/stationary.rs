@@ -95,7 +95,7 @@ impl StationaryKind {
 }
 
 /// A stationary ARD kernel with unit variance on a subset of input columns (`active`):
-/// `k(x, x') = κ(Σ_{j ∈ active} (x_j − x'_j)² / l_j²)`. Wrap it in [`Scale`] for a signal
+/// `k(x, x') = κ(Σ_{j ∈ active} (x_j − x'_j)² / l_j²)`. Wrap it in [`Scale`](super::Scale) for a signal
 /// variance; sum several with disjoint `active` sets for an additive kernel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stationary {

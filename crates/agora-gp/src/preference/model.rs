@@ -28,7 +28,7 @@ pub struct PreferenceGp {
 
 impl PreferenceGp {
     /// A preference GP with fixed hyperparameters; solves for the MAP utility.
-    /// `x` holds the unique points (merge duplicates first, see [`merge_duplicates`]).
+    /// `x` holds the unique points (merge duplicates first, see [`merge_duplicates`](super::merge_duplicates)).
     pub fn new(
         x: Mat<f64>,
         comps: Vec<Comparison>,

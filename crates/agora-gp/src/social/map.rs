@@ -15,9 +15,9 @@ pub struct SocialFit {
     pub a: Vec<f64>,
     /// `Ĵ`.
     pub objective: f64,
-    /// `ℓ̂_u` (0 without private votes; NaN unless [`SocialConfig::separate_lr`]).
+    /// `ℓ̂_u` (0 without private votes; NaN unless [`SocialConfig::separate_lr`](super::SocialConfig::separate_lr)).
     pub mle_u: f64,
-    /// `ℓ̂_v` (0 without public votes; NaN unless [`SocialConfig::separate_lr`]).
+    /// `ℓ̂_v` (0 without public votes; NaN unless [`SocialConfig::separate_lr`](super::SocialConfig::separate_lr)).
     pub mle_v: f64,
     /// Worst KKT residuals of the MAP (stationarity, feasibility, complementarity).
     pub kkt: [f64; 3],
