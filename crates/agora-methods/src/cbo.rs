@@ -18,10 +18,11 @@
 //! the random rounds draw a scrambled Sobol sequence per party.
 
 use crate::Strategy;
+use crate::open::{self, AskTell, OpenQuery, checked_values};
 use agora_acq::fair::{FairBatchUcb, alpha_t, vary_c1_factor};
 use agora_acq::maximize::AdamOptions;
 use agora_acq::{BoxMaximizer, maximize_box};
-use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
+use agora_core::{Answer, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::{ExactGp, Kernel, Scale, Stationary, StationaryKind};
 use agora_math::optim::LbfgsbOptions;
 use agora_math::rng::derive_seed;
@@ -127,22 +128,6 @@ pub(crate) fn check_settings(
     Ok(welfare)
 }
 
-/// The values of an answer to the open per-party evaluation query; errors without an open
-/// query, on a mismatched answer, or on an answer that is not `values`.
-pub(crate) fn party_values<'a>(open: Option<&Query>, answer: &'a Answer) -> Result<&'a [f64]> {
-    let Some(q) = open else {
-        return Err(Error::NoOpenQuery);
-    };
-    answer.check_against(q)?;
-    match &answer.kind {
-        AnswerKind::Values { values } => Ok(values),
-        _ => Err(Error::invalid(
-            "answer",
-            "collaborative BO needs one value per party",
-        )),
-    }
-}
-
 /// Settings of [`Cbo`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct CboConfig {
@@ -219,7 +204,7 @@ pub struct Cbo {
     lambda: Vec<f64>,
     rounds: usize,
     gp: Option<ExactGp>,
-    open: Option<(Query, Vec<Vec<f64>>)>,
+    open: OpenQuery<Vec<Vec<f64>>>,
 }
 
 impl Cbo {
@@ -253,7 +238,7 @@ impl Cbo {
             y: Vec::new(),
             rounds: 0,
             gp: None,
-            open: None,
+            open: OpenQuery::default(),
         })
     }
 
@@ -283,7 +268,7 @@ impl Cbo {
         )
     }
 
-    fn propose(&self) -> Result<Vec<Vec<f64>>> {
+    fn next_batch(&self) -> Result<Vec<Vec<f64>>> {
         let (n, d) = (self.cfg.parties, self.space.dim());
         let Some(gp) = self.gp.as_ref().filter(|_| self.rounds >= self.cfg.n_init) else {
             // Random round: the round-th point of each party's own scrambled Sobol sequence.
@@ -353,7 +338,8 @@ impl Cbo {
         Ok(x)
     }
 
-    /// Record one observed point for a one-party instance (solo GP-UCB).
+    /// Record one observed point for a one-party instance (solo GP-UCB); any open query is
+    /// dropped.
     pub fn tell_point(&mut self, x: &[f64], y: f64) -> Result<()> {
         let q = Query {
             id: self.rounds as u64,
@@ -361,22 +347,22 @@ impl Cbo {
                 points: vec![Point::Unit(x.to_vec())],
             },
         };
-        self.open = Some((q.clone(), vec![x.to_vec()]));
-        self.tell(&Answer::values(&q, vec![y])?)
+        let answer = Answer::values(&q, vec![y])?;
+        self.open = OpenQuery::default();
+        self.record(&q, &vec![x.to_vec()], &answer)
     }
 }
 
-impl Strategy for Cbo {
-    fn name(&self) -> String {
-        format!("cbo-rho{}", self.cfg.rho)
+impl AskTell for Cbo {
+    type Pending = Vec<Vec<f64>>;
+
+    fn open_query(&mut self) -> &mut OpenQuery<Vec<Vec<f64>>> {
+        &mut self.open
     }
 
-    fn ask(&mut self) -> Result<Query> {
-        if let Some((q, _)) = &self.open {
-            return Ok(q.clone());
-        }
+    fn propose(&mut self) -> Result<(Query, Vec<Vec<f64>>)> {
         let xs = self
-            .propose()?
+            .next_batch()?
             .into_iter()
             .map(|x| self.space.canonicalize(&x))
             .collect::<Result<Vec<_>>>()?;
@@ -386,14 +372,11 @@ impl Strategy for Cbo {
                 points: xs.iter().map(|x| Point::Unit(x.clone())).collect(),
             },
         };
-        self.open = Some((q.clone(), xs));
-        Ok(q)
+        Ok((q, xs))
     }
 
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let xs = self.open.as_ref().map(|(_, xs)| xs.clone());
-        let values = party_values(self.open.as_ref().map(|(q, _)| q), answer)?;
-        let xs = xs.expect("checked by party_values");
+    fn record(&mut self, _: &Query, xs: &Vec<Vec<f64>>, answer: &Answer) -> Result<()> {
+        let values = checked_values(answer)?;
         let d = self.space.dim();
         let new_x = Mat::from_fn(xs.len(), d, |i, j| xs[i][j]);
         let gp = match &self.gp {
@@ -409,10 +392,9 @@ impl Strategy for Cbo {
         for (i, v) in values.iter().enumerate() {
             self.lambda[i] += v;
         }
-        self.x.extend(xs);
+        self.x.extend(xs.iter().cloned());
         self.y.extend(values.iter().copied());
         self.gp = Some(gp);
-        self.open = None;
         self.rounds += 1;
         if self.cfg.gp.outputscale_from_init && self.rounds == self.cfg.n_init {
             let s = (self.y.iter().sum::<f64>() / self.y.len() as f64).max(1e-3);
@@ -427,6 +409,20 @@ impl Strategy for Cbo {
             )?);
         }
         Ok(())
+    }
+}
+
+impl Strategy for Cbo {
+    fn name(&self) -> String {
+        format!("cbo-rho{}", self.cfg.rho)
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        open::ask(self)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        open::tell(self, answer)
     }
 
     fn recommend(&self) -> Option<(Point, f64)> {
