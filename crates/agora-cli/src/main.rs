@@ -250,7 +250,34 @@ fn main() -> Result<()> {
         Command::Live(cmd) => study_cmd::execute(cmd, &mut std::io::stdout().lock())?,
         Command::Serve(args) => serve_cmd::run(args)?,
         Command::List => {
-            println!("methods:  {}", agora_methods::method_names().join(", "));
+            println!("methods (name [aliases]: feedback; description):");
+            for m in agora_methods::registry::methods() {
+                let aliases: Vec<&str> = m.aliases.iter().map(|a| a.name).collect();
+                let feedback: Vec<&str> = m.feedback.iter().map(|f| f.name()).collect();
+                let aliases = if aliases.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", aliases.join(", "))
+                };
+                println!(
+                    "  {}{aliases}: {}; {}",
+                    m.name,
+                    feedback.join(" + "),
+                    m.description
+                );
+                for k in m.knobs {
+                    let default = match k.default_text() {
+                        Some(d) => format!("= {d}"),
+                        None => format!("(required, e.g. {})", k.default_or_example()),
+                    };
+                    println!(
+                        "      {} {default}: {}; {}",
+                        k.name,
+                        k.kind.allowed(),
+                        k.doc
+                    );
+                }
+            }
             println!(
                 "problems: {}",
                 agora_problems::functions::names().join(", ")

@@ -191,6 +191,32 @@ impl CboConfig {
     }
 }
 
+impl CboConfig {
+    /// The authors' hyperparameter-tuning protocol for `parties` parties on a
+    /// `d`-dimensional box (note §2, "LR tuning"): `T0 = 2` random rounds, `c1 = 0.01`,
+    /// `c2 = 1` (their script ignores `--c2`), and the GP their scripts end up with
+    /// ([`FixedGp::tuning`]); the maximizer of [`CboConfig::hartmann6`], reduced to 256
+    /// raw batches, 4 starts and 60 Adam steps above five parties (the joint box is `n·d`
+    /// dimensional). The general-purpose settings of the method registry.
+    pub fn tuning(rho: f64, parties: usize, d: usize) -> CboConfig {
+        let mut c = CboConfig::hartmann6(rho);
+        c.parties = parties;
+        c.c1 = 0.01;
+        c.c2 = 1.0;
+        c.n_init = 2;
+        c.gp = FixedGp::tuning(d);
+        if parties > 5 {
+            c.maximizer.raw_samples = 256;
+            c.maximizer.restarts = 4;
+            c.maximizer.adam = Some(AdamOptions {
+                steps: 60,
+                lr: 0.02,
+            });
+        }
+        c
+    }
+}
+
 /// Collaborative fair BO over a box.
 #[derive(Debug, Clone)]
 pub struct Cbo {
