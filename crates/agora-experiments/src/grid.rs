@@ -3,13 +3,14 @@
 
 use agora_core::{AnswerKind, Error, Point, QueryKind, Result};
 use agora_methods::Strategy;
+use agora_methods::registry::Setup;
 use agora_problems::{Oracle, Problem, RaterModel};
 use serde::{Deserialize, Serialize};
 
 /// A method × problem × seed grid.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
-    /// Method names (see `agora_methods::method_names`).
+    /// Method names (see `agora_methods::registry`).
     pub methods: Vec<String>,
     /// Problem names (see `agora_problems::functions::names`).
     pub problems: Vec<String>,
@@ -45,7 +46,7 @@ impl RunSpec {
         for p in &self.problems {
             let prob = Problem::by_name(p)?;
             for m in &self.methods {
-                agora_methods::by_name(m, prob.space.clone(), 0)?;
+                agora_methods::registry::build(m, &[], Setup::new(prob.space.clone(), 0))?;
             }
         }
         Ok(())
@@ -134,7 +135,8 @@ pub fn run_one_with(
     let space = prob.space.clone();
     let opt = prob.function.optimum_value();
     let rs = run_seed(seed, method, problem);
-    let mut strategy: Box<dyn Strategy> = agora_methods::by_name(method, space.clone(), rs)?;
+    let mut strategy: Box<dyn Strategy> =
+        agora_methods::registry::build(method, &[], Setup::new(space.clone(), rs))?;
     let oracle_seed = agora_math::rng::derive_seed(rs, &[u64::MAX]);
     let sigma = rater_frac * value_range(&prob)?;
     let scorer = Problem::by_name(problem)?;

@@ -34,6 +34,7 @@
 //! (Arm-𝔣 with expected improvement over the same candidates, no expert).
 
 use crate::Strategy;
+use crate::open::{self, AskTell, OpenQuery};
 use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::gibbs::{AugmentedFit, AugmentedGibbs, augment, fit_augmented};
 use agora_gp::{Comparison, ExactGp, GpConfig, PrefConfig, PrefLikelihood, PreferenceGp, Prior};
@@ -164,9 +165,13 @@ pub struct BoapRecord {
     pub seconds: f64,
 }
 
+/// What a queued or open BOAP query asks.
 #[derive(Debug, Clone, PartialEq)]
-enum Pending {
+pub enum Pending {
+    /// Evaluate this design (unit cube or pool features).
     Evaluate(Vec<f64>),
+    /// Compare designs `a` and `b` (indices into the evaluated designs) on property `p`:
+    /// `Compare(p, a, b)`.
     Compare(usize, usize, usize),
 }
 
@@ -207,7 +212,7 @@ pub struct Boap {
     queue: VecDeque<Pending>,
     records: Vec<BoapRecord>,
     queries: u64,
-    open: Option<(Query, Pending)>,
+    open: OpenQuery<Pending>,
     rank_warm: Vec<Option<Vec<f64>>>,
     evaluated_rows: Vec<bool>,
 }
@@ -314,7 +319,7 @@ impl Boap {
             queue,
             records: Vec::new(),
             queries: 0,
-            open: None,
+            open: OpenQuery::default(),
             rank_warm: vec![None; m],
             evaluated_rows: vec![false; rows],
             cfg,
@@ -544,7 +549,7 @@ impl Boap {
         }
     }
 
-    fn propose(&mut self) -> Result<(Vec<f64>, Arm, f64, f64)> {
+    fn next_design(&mut self) -> Result<(Vec<f64>, Arm, f64, f64)> {
         let ys = self.standardized();
         let xm = mat(&self.x);
         let (cands, exclude) = self.candidates()?;
@@ -641,20 +646,21 @@ impl Boap {
     }
 }
 
-impl Strategy for Boap {
-    fn name(&self) -> String {
-        self.cfg.variant.name().to_string()
+impl AskTell for Boap {
+    type Pending = Pending;
+
+    fn open_query(&mut self) -> &mut OpenQuery<Pending> {
+        &mut self.open
     }
 
-    fn ask(&mut self) -> Result<Query> {
-        if let Some((q, _)) = &self.open {
-            return Ok(q.clone());
-        }
+    /// The queue's next query (evaluations and comparisons of the initial design, then
+    /// of each new design), or a new design when the queue is empty.
+    fn propose(&mut self) -> Result<(Query, Pending)> {
         let pending = match self.queue.front().cloned() {
             Some(p) => p,
             None => {
                 let t0 = Instant::now();
-                let (x, arm, sh, sf) = self.propose()?;
+                let (x, arm, sh, sf) = self.next_design()?;
                 self.records.push(BoapRecord {
                     x: x.clone(),
                     y: None,
@@ -680,16 +686,22 @@ impl Strategy for Boap {
             id: self.queries,
             kind,
         };
-        self.open = Some((q.clone(), pending));
-        Ok(q)
+        Ok((q, pending))
     }
 
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let Some((q, pending)) = self.open.clone() else {
-            return Err(Error::NoOpenQuery);
-        };
-        answer.check_against(&q)?;
-        match (&pending, &answer.kind) {
+    fn check(&self, _: &Query, pending: &Pending, answer: &Answer) -> Result<()> {
+        match (pending, &answer.kind) {
+            (Pending::Evaluate(_), AnswerKind::Values { .. })
+            | (Pending::Compare(..), AnswerKind::Choice { .. } | AnswerKind::Tie { .. }) => Ok(()),
+            _ => Err(Error::invalid(
+                "answer",
+                "does not fit the open query (a value for an evaluation, a choice or tie for a comparison)",
+            )),
+        }
+    }
+
+    fn record(&mut self, _: &Query, pending: &Pending, answer: &Answer) -> Result<()> {
+        match (pending, &answer.kind) {
             (Pending::Evaluate(x), AnswerKind::Values { values }) => {
                 let id = self.point_of(x);
                 if let Point::Index(r) = id {
@@ -706,7 +718,6 @@ impl Strategy for Boap {
                 }
                 let new = self.x.len() - 1;
                 self.queries += 1;
-                self.open = None;
                 self.queue.pop_front();
                 if new >= self.cfg.init {
                     self.queue_comparisons(new);
@@ -718,18 +729,25 @@ impl Strategy for Boap {
                 let c = self.comparison(w, l);
                 self.prefs[*p].push(c);
             }
-            (Pending::Compare(..), AnswerKind::Tie { .. }) => {}
-            _ => {
-                return Err(Error::invalid(
-                    "answer",
-                    "does not fit the open query (a value for an evaluation, a choice or tie for a comparison)",
-                ));
-            }
+            _ => {}
         }
         self.queries += 1;
-        self.open = None;
         self.queue.pop_front();
         Ok(())
+    }
+}
+
+impl Strategy for Boap {
+    fn name(&self) -> String {
+        self.cfg.variant.name().to_string()
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        open::ask(self)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        open::tell(self, answer)
     }
 
     fn recommend(&self) -> Option<(Point, f64)> {

@@ -18,10 +18,11 @@
 //! the random rounds draw a scrambled Sobol sequence per party.
 
 use crate::Strategy;
+use crate::open::{self, AskTell, OpenQuery, checked_values};
 use agora_acq::fair::{FairBatchUcb, alpha_t, vary_c1_factor};
 use agora_acq::maximize::AdamOptions;
 use agora_acq::{BoxMaximizer, maximize_box};
-use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
+use agora_core::{Answer, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::{ExactGp, Kernel, Scale, Stationary, StationaryKind};
 use agora_math::optim::LbfgsbOptions;
 use agora_math::rng::derive_seed;
@@ -127,22 +128,6 @@ pub(crate) fn check_settings(
     Ok(welfare)
 }
 
-/// The values of an answer to the open per-party evaluation query; errors without an open
-/// query, on a mismatched answer, or on an answer that is not `values`.
-pub(crate) fn party_values<'a>(open: Option<&Query>, answer: &'a Answer) -> Result<&'a [f64]> {
-    let Some(q) = open else {
-        return Err(Error::NoOpenQuery);
-    };
-    answer.check_against(q)?;
-    match &answer.kind {
-        AnswerKind::Values { values } => Ok(values),
-        _ => Err(Error::invalid(
-            "answer",
-            "collaborative BO needs one value per party",
-        )),
-    }
-}
-
 /// Settings of [`Cbo`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct CboConfig {
@@ -206,6 +191,32 @@ impl CboConfig {
     }
 }
 
+impl CboConfig {
+    /// The authors' hyperparameter-tuning protocol for `parties` parties on a
+    /// `d`-dimensional box (note §2, "LR tuning"): `T0 = 2` random rounds, `c1 = 0.01`,
+    /// `c2 = 1` (their script ignores `--c2`), and the GP their scripts end up with
+    /// ([`FixedGp::tuning`]); the maximizer of [`CboConfig::hartmann6`], reduced to 256
+    /// raw batches, 4 starts and 60 Adam steps above five parties (the joint box is `n·d`
+    /// dimensional). The general-purpose settings of the method registry.
+    pub fn tuning(rho: f64, parties: usize, d: usize) -> CboConfig {
+        let mut c = CboConfig::hartmann6(rho);
+        c.parties = parties;
+        c.c1 = 0.01;
+        c.c2 = 1.0;
+        c.n_init = 2;
+        c.gp = FixedGp::tuning(d);
+        if parties > 5 {
+            c.maximizer.raw_samples = 256;
+            c.maximizer.restarts = 4;
+            c.maximizer.adam = Some(AdamOptions {
+                steps: 60,
+                lr: 0.02,
+            });
+        }
+        c
+    }
+}
+
 /// Collaborative fair BO over a box.
 #[derive(Debug, Clone)]
 pub struct Cbo {
@@ -219,7 +230,7 @@ pub struct Cbo {
     lambda: Vec<f64>,
     rounds: usize,
     gp: Option<ExactGp>,
-    open: Option<(Query, Vec<Vec<f64>>)>,
+    open: OpenQuery<Vec<Vec<f64>>>,
 }
 
 impl Cbo {
@@ -253,7 +264,7 @@ impl Cbo {
             y: Vec::new(),
             rounds: 0,
             gp: None,
-            open: None,
+            open: OpenQuery::default(),
         })
     }
 
@@ -283,7 +294,7 @@ impl Cbo {
         )
     }
 
-    fn propose(&self) -> Result<Vec<Vec<f64>>> {
+    fn next_batch(&self) -> Result<Vec<Vec<f64>>> {
         let (n, d) = (self.cfg.parties, self.space.dim());
         let Some(gp) = self.gp.as_ref().filter(|_| self.rounds >= self.cfg.n_init) else {
             // Random round: the round-th point of each party's own scrambled Sobol sequence.
@@ -353,7 +364,8 @@ impl Cbo {
         Ok(x)
     }
 
-    /// Record one observed point for a one-party instance (solo GP-UCB).
+    /// Record one observed point for a one-party instance (solo GP-UCB); any open query is
+    /// dropped.
     pub fn tell_point(&mut self, x: &[f64], y: f64) -> Result<()> {
         let q = Query {
             id: self.rounds as u64,
@@ -361,22 +373,22 @@ impl Cbo {
                 points: vec![Point::Unit(x.to_vec())],
             },
         };
-        self.open = Some((q.clone(), vec![x.to_vec()]));
-        self.tell(&Answer::values(&q, vec![y])?)
+        let answer = Answer::values(&q, vec![y])?;
+        self.open = OpenQuery::default();
+        self.record(&q, &vec![x.to_vec()], &answer)
     }
 }
 
-impl Strategy for Cbo {
-    fn name(&self) -> String {
-        format!("cbo-rho{}", self.cfg.rho)
+impl AskTell for Cbo {
+    type Pending = Vec<Vec<f64>>;
+
+    fn open_query(&mut self) -> &mut OpenQuery<Vec<Vec<f64>>> {
+        &mut self.open
     }
 
-    fn ask(&mut self) -> Result<Query> {
-        if let Some((q, _)) = &self.open {
-            return Ok(q.clone());
-        }
+    fn propose(&mut self) -> Result<(Query, Vec<Vec<f64>>)> {
         let xs = self
-            .propose()?
+            .next_batch()?
             .into_iter()
             .map(|x| self.space.canonicalize(&x))
             .collect::<Result<Vec<_>>>()?;
@@ -386,14 +398,11 @@ impl Strategy for Cbo {
                 points: xs.iter().map(|x| Point::Unit(x.clone())).collect(),
             },
         };
-        self.open = Some((q.clone(), xs));
-        Ok(q)
+        Ok((q, xs))
     }
 
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let xs = self.open.as_ref().map(|(_, xs)| xs.clone());
-        let values = party_values(self.open.as_ref().map(|(q, _)| q), answer)?;
-        let xs = xs.expect("checked by party_values");
+    fn record(&mut self, _: &Query, xs: &Vec<Vec<f64>>, answer: &Answer) -> Result<()> {
+        let values = checked_values(answer)?;
         let d = self.space.dim();
         let new_x = Mat::from_fn(xs.len(), d, |i, j| xs[i][j]);
         let gp = match &self.gp {
@@ -409,10 +418,9 @@ impl Strategy for Cbo {
         for (i, v) in values.iter().enumerate() {
             self.lambda[i] += v;
         }
-        self.x.extend(xs);
+        self.x.extend(xs.iter().cloned());
         self.y.extend(values.iter().copied());
         self.gp = Some(gp);
-        self.open = None;
         self.rounds += 1;
         if self.cfg.gp.outputscale_from_init && self.rounds == self.cfg.n_init {
             let s = (self.y.iter().sum::<f64>() / self.y.len() as f64).max(1e-3);
@@ -427,6 +435,20 @@ impl Strategy for Cbo {
             )?);
         }
         Ok(())
+    }
+}
+
+impl Strategy for Cbo {
+    fn name(&self) -> String {
+        format!("cbo-rho{}", self.cfg.rho)
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        open::ask(self)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        open::tell(self, answer)
     }
 
     fn recommend(&self) -> Option<(Point, f64)> {

@@ -26,6 +26,7 @@
 
 use crate::Strategy;
 use crate::cbo::FixedGp;
+use crate::open::{self, AskTell, OpenQuery, checked_values};
 use agora_acq::fair::{alpha_t, vary_c1_factor};
 use agora_acq::graph::GraphBatch;
 use agora_core::{Answer, Error, Point, Query, QueryKind, Result};
@@ -178,7 +179,7 @@ pub struct GraphCbo {
     visited: Vec<Vec<bool>>,
     zero: Vec<bool>,
     position: Vec<usize>,
-    open: Option<(Query, Vec<usize>)>,
+    open: OpenQuery<Vec<usize>>,
     last: Option<GraphSearchStats>,
     stream_offset: usize,
 }
@@ -238,7 +239,7 @@ impl GraphCbo {
             y: Vec::new(),
             rounds: 0,
             gp: None,
-            open: None,
+            open: OpenQuery::default(),
             last: None,
             stream_offset: 0,
         })
@@ -365,7 +366,7 @@ impl GraphCbo {
         idx
     }
 
-    fn propose(&mut self) -> Result<Vec<usize>> {
+    fn next_nodes(&mut self) -> Result<Vec<usize>> {
         let n = self.cfg.parties;
         if self.rounds < self.cfg.n_init {
             return Ok((0..n).map(|i| self.random_nodes(i)[self.rounds]).collect());
@@ -453,32 +454,26 @@ fn subset(mut v: Vec<usize>, limit: usize, seed: u64) -> Vec<usize> {
     v
 }
 
-impl Strategy for GraphCbo {
-    fn name(&self) -> String {
-        match self.cfg.scoring {
-            GraphScoring::FairBatch => format!("cbo-graph-rho{}", self.cfg.rho),
-            GraphScoring::SoloUcb => "gp-ucb-graph".into(),
-        }
+impl AskTell for GraphCbo {
+    type Pending = Vec<usize>;
+
+    fn open_query(&mut self) -> &mut OpenQuery<Vec<usize>> {
+        &mut self.open
     }
 
-    fn ask(&mut self) -> Result<Query> {
-        if let Some((q, _)) = &self.open {
-            return Ok(q.clone());
-        }
-        let nodes = self.propose()?;
+    fn propose(&mut self) -> Result<(Query, Vec<usize>)> {
+        let nodes = self.next_nodes()?;
         let q = Query {
             id: self.rounds as u64,
             kind: QueryKind::Evaluate {
                 points: nodes.iter().map(|&c| Point::Index(c)).collect(),
             },
         };
-        self.open = Some((q.clone(), nodes));
-        Ok(q)
+        Ok((q, nodes))
     }
 
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let values = crate::cbo::party_values(self.open.as_ref().map(|(q, _)| q), answer)?;
-        let nodes = self.open.as_ref().map(|(_, n)| n.clone()).expect("checked");
+    fn record(&mut self, _: &Query, nodes: &Vec<usize>, answer: &Answer) -> Result<()> {
+        let values = checked_values(answer)?;
         let d = self.graph.coords[0].len();
         let new_x = Mat::from_fn(nodes.len(), d, |i, j| self.graph.coords[nodes[i]][j]);
         let gp = match &self.gp {
@@ -499,10 +494,9 @@ impl Strategy for GraphCbo {
                 self.zero[c] = true;
             }
         }
-        self.nodes.extend(&nodes);
+        self.nodes.extend(nodes.iter().copied());
         self.y.extend(values.iter().copied());
         self.rounds += 1;
-        self.open = None;
         let n = self.cfg.parties;
         if self.rounds == self.cfg.n_init {
             // Start from each party's best random node (the first on ties or all zero).
@@ -518,9 +512,26 @@ impl Strategy for GraphCbo {
                 self.position[i] = self.nodes[best];
             }
         } else if self.rounds > self.cfg.n_init {
-            self.position.copy_from_slice(&nodes);
+            self.position.copy_from_slice(nodes);
         }
         Ok(())
+    }
+}
+
+impl Strategy for GraphCbo {
+    fn name(&self) -> String {
+        match self.cfg.scoring {
+            GraphScoring::FairBatch => format!("cbo-graph-rho{}", self.cfg.rho),
+            GraphScoring::SoloUcb => "gp-ucb-graph".into(),
+        }
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        open::ask(self)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        open::tell(self, answer)
     }
 
     fn recommend(&self) -> Option<(Point, f64)> {

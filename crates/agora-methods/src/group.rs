@@ -9,6 +9,7 @@
 //! split, or no votes at all, is a tie ("can't tell"), which the inner [`Pbo`] counts
 //! without learning from it.
 
+use crate::open::{self, AskTell, OpenQuery};
 use crate::{Pbo, PboConfig, Strategy};
 use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
 
@@ -17,7 +18,7 @@ use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Re
 pub struct GroupPbo {
     inner: Pbo,
     agents: Vec<String>,
-    open: Option<Query>,
+    open: OpenQuery<()>,
 }
 
 impl GroupPbo {
@@ -40,7 +41,7 @@ impl GroupPbo {
         Ok(GroupPbo {
             inner: Pbo::new(space, cfg, seed)?,
             agents,
-            open: None,
+            open: OpenQuery::default(),
         })
     }
 
@@ -68,15 +69,16 @@ impl GroupPbo {
     }
 }
 
-impl Strategy for GroupPbo {
-    fn name(&self) -> String {
-        format!("group-{}", self.inner.name())
+/// The group's vote wraps the inner learner's open comparison: asking opens it, the
+/// majority's choice (or a tie) answers it.
+impl AskTell for GroupPbo {
+    type Pending = ();
+
+    fn open_query(&mut self) -> &mut OpenQuery<()> {
+        &mut self.open
     }
 
-    fn ask(&mut self) -> Result<Query> {
-        if let Some(q) = &self.open {
-            return Ok(q.clone());
-        }
+    fn propose(&mut self) -> Result<(Query, ())> {
         let q = self.inner.ask()?;
         let QueryKind::Compare { points, .. } = q.kind else {
             return Err(Error::State(
@@ -91,15 +93,10 @@ impl Strategy for GroupPbo {
                 agents: self.agents.clone(),
             },
         };
-        self.open = Some(q.clone());
-        Ok(q)
+        Ok((q, ()))
     }
 
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let Some(q) = self.open.clone() else {
-            return Err(Error::NoOpenQuery);
-        };
-        answer.check_against(&q)?;
+    fn record(&mut self, q: &Query, _: &(), answer: &Answer) -> Result<()> {
         let (AnswerKind::Votes { votes }, QueryKind::GroupVote { points, .. }) =
             (&answer.kind, &q.kind)
         else {
@@ -120,9 +117,21 @@ impl Strategy for GroupPbo {
         self.inner.tell(&Answer {
             query_id: q.id,
             kind,
-        })?;
-        self.open = None;
-        Ok(())
+        })
+    }
+}
+
+impl Strategy for GroupPbo {
+    fn name(&self) -> String {
+        format!("group-{}", self.inner.name())
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        open::ask(self)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        open::tell(self, answer)
     }
 
     fn recommend(&self) -> Option<(Point, f64)> {

@@ -1,6 +1,8 @@
-//! Evaluation history with one open query at a time.
+//! Evaluation history of the one-point-at-a-time strategies; the open query itself is kept
+//! by [`crate::open`].
 
-use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
+use crate::open::{OpenQuery, checked_values};
+use agora_core::{Answer, Error, Point, Query, QueryKind, Result, Space};
 
 /// Points evaluated so far (model coordinates) and their values, plus the open query.
 #[derive(Debug, Clone)]
@@ -13,7 +15,8 @@ pub struct History {
     pub index: Vec<usize>,
     /// Values, larger is better.
     pub y: Vec<f64>,
-    open: Option<(Query, Vec<Point>)>,
+    /// The open evaluation query and its point.
+    pub(crate) open: OpenQuery<Point>,
     next_id: u64,
 }
 
@@ -26,18 +29,18 @@ impl History {
             x: Vec::new(),
             index: Vec::new(),
             y: Vec::new(),
-            open: None,
+            open: OpenQuery::default(),
             next_id: 0,
         })
     }
 
     /// The open query, if any.
     pub fn open(&self) -> Option<&Query> {
-        self.open.as_ref().map(|(q, _)| q)
+        self.open.query()
     }
 
-    /// Open an evaluation query for one point (snapped to a representable point).
-    pub fn open_point(&mut self, p: Point) -> Result<Query> {
+    /// The evaluation query for one point (snapped to a representable point), and the point.
+    pub fn query_point(&self, p: Point) -> Result<(Query, Point)> {
         let p = match p {
             Point::Unit(u) => Point::Unit(self.space.canonicalize(&u)?),
             Point::Index(i) => {
@@ -51,30 +54,24 @@ impl History {
                 points: vec![p.clone()],
             },
         };
-        self.open = Some((q.clone(), vec![p]));
-        Ok(q)
+        Ok((q, p))
     }
 
-    /// Record the answer to the open query.
-    pub fn record(&mut self, answer: &Answer) -> Result<()> {
-        let Some((q, points)) = &self.open else {
-            return Err(Error::NoOpenQuery);
+    /// Record the value of `p` from an answer already checked against its query.
+    pub fn record(&mut self, p: &Point, answer: &Answer) -> Result<()> {
+        let values = checked_values(answer)?;
+        let &[v] = values else {
+            return Err(Error::dim("values", 1, values.len()));
         };
-        answer.check_against(q)?;
-        let AnswerKind::Values { values } = &answer.kind else {
-            return Err(Error::invalid("answer", "an evaluation query needs values"));
+        let x = match p {
+            Point::Unit(u) => u.clone(),
+            Point::Index(i) => self.space.candidate(*i)?.to_vec(),
         };
-        for (p, v) in points.iter().zip(values) {
-            match p {
-                Point::Unit(u) => self.x.push(u.clone()),
-                Point::Index(i) => {
-                    self.x.push(self.space.candidate(*i)?.to_vec());
-                    self.index.push(*i);
-                }
-            }
-            self.y.push(*v);
+        if let Point::Index(i) = p {
+            self.index.push(*i);
         }
-        self.open = None;
+        self.x.push(x);
+        self.y.push(v);
         self.next_id += 1;
         Ok(())
     }

@@ -19,6 +19,7 @@
 //! - ties carry no information (counted, the previous winner stays).
 
 use crate::Strategy;
+use crate::open::{self, AskTell, OpenQuery};
 use agora_acq::{BoxMaximizer, RiskAverse, RiskKind, maximize_box};
 use agora_core::{Answer, AnswerKind, Error, ParamValue, Point, Query, Result, Space};
 use agora_gp::duel::fit_duel_hypers;
@@ -124,7 +125,7 @@ pub struct Hpbo {
     ties: usize,
     answered: usize,
     last_fit: usize,
-    open: Option<(Query, Vec<Vec<f64>>)>,
+    open: OpenQuery<Vec<Vec<f64>>>,
     prev_winner: Option<Vec<f64>>,
     model: Option<DuelGp>,
     refit_failures: usize,
@@ -182,7 +183,7 @@ impl Hpbo {
             ties: 0,
             answered: 0,
             last_fit: 0,
-            open: None,
+            open: OpenQuery::default(),
             prev_winner: None,
             model: None,
             refit_failures: 0,
@@ -271,7 +272,7 @@ impl Hpbo {
         Some((pts[i].clone(), *v))
     }
 
-    fn propose(&mut self) -> Result<Vec<Vec<f64>>> {
+    fn next_duel(&mut self) -> Result<Vec<Vec<f64>>> {
         let d = self.space.dim();
         let it = self.answered as u64;
         let (Some(gp), Some(prev), true) = (
@@ -308,28 +309,19 @@ impl Hpbo {
     }
 }
 
-impl Strategy for Hpbo {
-    fn name(&self) -> String {
-        format!("hpbo-{}", self.cfg.acq.name())
+impl AskTell for Hpbo {
+    type Pending = Vec<Vec<f64>>;
+
+    fn open_query(&mut self) -> &mut OpenQuery<Vec<Vec<f64>>> {
+        &mut self.open
     }
 
-    fn ask(&mut self) -> Result<Query> {
-        if let Some((q, _)) = &self.open {
-            return Ok(q.clone());
-        }
-        let (q, options) = {
-            let proposals = self.propose()?;
-            crate::compare_query(&self.space, self.answered as u64, proposals)?
-        };
-        self.open = Some((q.clone(), options));
-        Ok(q)
+    fn propose(&mut self) -> Result<(Query, Vec<Vec<f64>>)> {
+        let proposals = self.next_duel()?;
+        crate::compare_query(&self.space, self.answered as u64, proposals)
     }
 
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let Some((q, options)) = self.open.clone() else {
-            return Err(Error::NoOpenQuery);
-        };
-        answer.check_against(&q)?;
+    fn record(&mut self, _: &Query, options: &Vec<Vec<f64>>, answer: &Answer) -> Result<()> {
         match &answer.kind {
             AnswerKind::Choice { winner, .. } => {
                 let w = options[*winner].clone();
@@ -343,10 +335,23 @@ impl Strategy for Hpbo {
                 return Err(Error::invalid("answer", "a duel needs a choice or a tie"));
             }
         }
-        self.open = None;
         self.answered += 1;
         // A failed model update keeps the answer (nothing told is lost) and reports the error.
         self.update_model()
+    }
+}
+
+impl Strategy for Hpbo {
+    fn name(&self) -> String {
+        format!("hpbo-{}", self.cfg.acq.name())
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        open::ask(self)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        open::tell(self, answer)
     }
 
     fn recommend(&self) -> Option<(Point, f64)> {

@@ -4,7 +4,7 @@
 //! `tell` takes its [`Answer`]. Its whole state is a function of (space, configuration,
 //! seed, answers so far), so replaying the answers rebuilds it exactly. A strategy composes
 //! a model (agora-gp), an acquisition and a maximizer (agora-acq); it never re-implements
-//! them.
+//! them. The [`registry`] builds any of them by name.
 
 pub mod boap;
 pub mod cbo;
@@ -16,6 +16,7 @@ mod history;
 pub mod hpbo;
 pub mod open;
 pub mod pbo;
+pub mod registry;
 pub mod sbo;
 pub mod sbo_gp;
 pub mod standard;
@@ -31,9 +32,7 @@ pub use open::{AskTell, OpenQuery};
 pub use pbo::{PairRule, Pbo, PboConfig};
 pub use sbo::{Sbo, SboConfig, SboRound, SboVariant};
 pub use sbo_gp::{SboGp, SboGpConfig, SboGpRound, SboGpVariant};
-pub use standard::{
-    GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq, by_name, method_names,
-};
+pub use standard::{GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq};
 
 use agora_core::{Answer, Point, Query, QueryKind, Result, Space};
 

@@ -10,7 +10,7 @@
 //! A strategy implements [`AskTell`] (propose, check, record) and forwards its
 //! [`crate::Strategy::ask`] / [`crate::Strategy::tell`] to [`ask`] and [`tell`].
 
-use agora_core::{Answer, Error, Query, Result};
+use agora_core::{Answer, AnswerKind, Error, Query, Result};
 
 /// The open query of a strategy and what it needs to remember about it until answered.
 #[derive(Debug, Clone)]
@@ -92,10 +92,22 @@ pub fn tell<S: AskTell + ?Sized>(s: &mut S, answer: &Answer) -> Result<()> {
     s.record(&q, &p, answer)
 }
 
+/// The values of an answer that passed [`Answer::check_against`] for an evaluation or a
+/// rating query (so it holds values; anything else is reported, never a panic).
+pub fn checked_values(answer: &Answer) -> Result<&[f64]> {
+    match &answer.kind {
+        AnswerKind::Values { values } => Ok(values),
+        _ => Err(Error::invalid(
+            "answer",
+            "an evaluation or rating needs `values`",
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agora_core::{AnswerKind, Point, QueryKind};
+    use agora_core::{Point, QueryKind};
 
     /// Counts proposals; refuses negative values in `check`.
     #[derive(Default)]

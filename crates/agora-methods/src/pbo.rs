@@ -14,6 +14,7 @@
 //!   itself carries no information and is counted like a tie.
 
 use crate::Strategy;
+use crate::open::{self, AskTell, OpenQuery};
 use agora_acq::preference::{Bald, Eubo};
 use agora_acq::{Acquisition, BoxMaximizer, maximize_box};
 use agora_core::{Answer, AnswerKind, Error, Point, Query, Result, Space};
@@ -82,7 +83,7 @@ pub struct Pbo {
     raters: Vec<Option<String>>,
     ties: usize,
     answered: usize,
-    open: Option<(Query, Vec<Vec<f64>>)>,
+    open: OpenQuery<Vec<Vec<f64>>>,
     gp: Option<PreferenceGp>,
     hyper: Option<Vec<f64>>,
     last_winner: Option<usize>,
@@ -110,7 +111,7 @@ impl Pbo {
             raters: Vec::new(),
             ties: 0,
             answered: 0,
-            open: None,
+            open: OpenQuery::default(),
             gp: None,
             hyper: None,
             last_winner: None,
@@ -172,7 +173,7 @@ impl Pbo {
         Ok(())
     }
 
-    fn propose(&mut self) -> Result<Vec<Vec<f64>>> {
+    fn next_pair(&mut self) -> Result<Vec<Vec<f64>>> {
         let d = self.space.dim();
         let it = self.answered as u64;
         let gp = match &self.gp {
@@ -208,33 +209,19 @@ impl Pbo {
     }
 }
 
-impl Strategy for Pbo {
-    fn name(&self) -> String {
-        match self.cfg.rule {
-            PairRule::Eubo => "pbo-eubo",
-            PairRule::Bald => "pbo-bald",
-            PairRule::WinnerVsEubo => "pbo-winner",
-        }
-        .into()
+impl AskTell for Pbo {
+    type Pending = Vec<Vec<f64>>;
+
+    fn open_query(&mut self) -> &mut OpenQuery<Vec<Vec<f64>>> {
+        &mut self.open
     }
 
-    fn ask(&mut self) -> Result<Query> {
-        if let Some((q, _)) = &self.open {
-            return Ok(q.clone());
-        }
-        let (q, options) = {
-            let proposals = self.propose()?;
-            crate::compare_query(&self.space, self.answered as u64, proposals)?
-        };
-        self.open = Some((q.clone(), options));
-        Ok(q)
+    fn propose(&mut self) -> Result<(Query, Vec<Vec<f64>>)> {
+        let proposals = self.next_pair()?;
+        crate::compare_query(&self.space, self.answered as u64, proposals)
     }
 
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        let Some((q, options)) = self.open.clone() else {
-            return Err(Error::NoOpenQuery);
-        };
-        answer.check_against(&q)?;
+    fn record(&mut self, _: &Query, options: &Vec<Vec<f64>>, answer: &Answer) -> Result<()> {
         match &answer.kind {
             AnswerKind::Choice { winner, rater } => {
                 let idx: Vec<usize> = options.iter().map(|x| self.point_index(x)).collect();
@@ -260,9 +247,27 @@ impl Strategy for Pbo {
                 ));
             }
         }
-        self.open = None;
         self.answered += 1;
         self.refit()
+    }
+}
+
+impl Strategy for Pbo {
+    fn name(&self) -> String {
+        match self.cfg.rule {
+            PairRule::Eubo => "pbo-eubo",
+            PairRule::Bald => "pbo-bald",
+            PairRule::WinnerVsEubo => "pbo-winner",
+        }
+        .into()
+    }
+
+    fn ask(&mut self) -> Result<Query> {
+        open::ask(self)
+    }
+
+    fn tell(&mut self, answer: &Answer) -> Result<()> {
+        open::tell(self, answer)
     }
 
     fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {

@@ -2,6 +2,7 @@
 //! BO with LogEI / EI / PI / UCB / Thompson sampling.
 
 use crate::discrete::{Snapped, discrete_search};
+use crate::open::{self, AskTell, OpenQuery};
 use crate::{History, Strategy};
 use agora_acq::analytic::{Analytic, AnalyticKind};
 use agora_acq::thompson::{RffSample, sample_argmax_finite};
@@ -12,12 +13,29 @@ use agora_math::rng::{derive_seed, stream};
 use faer::Mat;
 use rand::RngExt;
 
-/// `tell`, `recommend` and `n_answered` of a strategy whose state is a [`History`] in
-/// field `h`: record the answer; recommend the best evaluation.
+/// The [`AskTell`] items shared by the strategies whose state is a [`History`] in field
+/// `h`: the open query lives in the history and an answer is recorded there.
+macro_rules! history_ask_tell {
+    () => {
+        type Pending = Point;
+        fn open_query(&mut self) -> &mut OpenQuery<Point> {
+            &mut self.h.open
+        }
+        fn record(&mut self, _: &Query, p: &Point, answer: &Answer) -> Result<()> {
+            self.h.record(p, answer)
+        }
+    };
+}
+
+/// `ask` and `tell` by the shared open-query rules, `recommend` (the best evaluation) and
+/// `n_answered` of a strategy whose state is a [`History`] in field `h`.
 macro_rules! history_strategy {
     () => {
+        fn ask(&mut self) -> Result<Query> {
+            open::ask(self)
+        }
         fn tell(&mut self, answer: &Answer) -> Result<()> {
-            self.h.record(answer)
+            open::tell(self, answer)
         }
         fn recommend(&self) -> Option<(Point, f64)> {
             self.h.best()
@@ -56,14 +74,9 @@ fn random_candidate(h: &History, rng: &mut agora_math::rng::Rng) -> Option<usize
     }
 }
 
-impl Strategy for RandomSearch {
-    fn name(&self) -> String {
-        "random".into()
-    }
-    fn ask(&mut self) -> Result<Query> {
-        if let Some(q) = self.h.open() {
-            return Ok(q.clone());
-        }
+impl AskTell for RandomSearch {
+    history_ask_tell!();
+    fn propose(&mut self) -> Result<(Query, Point)> {
         let mut rng = stream(self.seed, &[self.h.len() as u64, 0]);
         let p = match random_candidate(&self.h, &mut rng) {
             Some(i) => Point::Index(i),
@@ -73,7 +86,13 @@ impl Strategy for RandomSearch {
                     .collect(),
             ),
         };
-        self.h.open_point(p)
+        self.h.query_point(p)
+    }
+}
+
+impl Strategy for RandomSearch {
+    fn name(&self) -> String {
+        "random".into()
     }
     history_strategy!();
 }
@@ -125,20 +144,21 @@ impl SobolSearch {
     }
 }
 
-impl Strategy for SobolSearch {
-    fn name(&self) -> String {
-        "sobol".into()
-    }
-    fn ask(&mut self) -> Result<Query> {
-        if let Some(q) = self.h.open() {
-            return Ok(q.clone());
-        }
+impl AskTell for SobolSearch {
+    history_ask_tell!();
+    fn propose(&mut self) -> Result<(Query, Point)> {
         let mut rng = stream(self.seed, &[self.h.len() as u64, 0]);
         let p = match random_candidate(&self.h, &mut rng) {
             Some(i) => Point::Index(i),
             None => Point::Unit(self.sobol.get(self.h.len())?),
         };
-        self.h.open_point(p)
+        self.h.query_point(p)
+    }
+}
+
+impl Strategy for SobolSearch {
+    fn name(&self) -> String {
+        "sobol".into()
     }
     history_strategy!();
 }
@@ -248,7 +268,7 @@ impl GpBo {
         Ok(Some(gp))
     }
 
-    fn propose(&mut self) -> Result<Point> {
+    fn next_point(&mut self) -> Result<Point> {
         let it = self.h.len() as u64;
         let mut rng = stream(self.seed, &[it, 0]);
         if self.h.len() < self.cfg.n_init.max(1) {
@@ -335,6 +355,14 @@ impl GpBo {
     }
 }
 
+impl AskTell for GpBo {
+    history_ask_tell!();
+    fn propose(&mut self) -> Result<(Query, Point)> {
+        let p = self.next_point()?;
+        self.h.query_point(p)
+    }
+}
+
 impl Strategy for GpBo {
     fn name(&self) -> String {
         match self.cfg.acq {
@@ -345,13 +373,6 @@ impl Strategy for GpBo {
             StandardAcq::Thompson => "gp-ts",
         }
         .into()
-    }
-    fn ask(&mut self) -> Result<Query> {
-        if let Some(q) = self.h.open() {
-            return Ok(q.clone());
-        }
-        let p = self.propose()?;
-        self.h.open_point(p)
     }
     history_strategy!();
 
@@ -373,60 +394,5 @@ impl Strategy for GpBo {
         let xs = agora_gp::rows_to_mat("points", points, d).ok()?;
         let (m, v) = gp.predict(xs.as_ref()).ok()?;
         Some(m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect())
-    }
-}
-
-/// Names accepted by [`by_name`].
-pub fn method_names() -> &'static [&'static str] {
-    &[
-        "random",
-        "sobol",
-        "gp-logei",
-        "gp-ei",
-        "gp-pi",
-        "gp-ucb",
-        "gp-ts",
-        "gp-logei-botorch",
-    ]
-}
-
-/// A standard strategy by name (see [`method_names`]). `gp-logei-botorch` uses BoTorch's
-/// `SingleTaskGP` defaults instead of the Optuna-style model.
-pub fn by_name(name: &str, space: Space, seed: u64) -> Result<Box<dyn Strategy>> {
-    let d = space.dim();
-    let gp = |acq| {
-        GpBo::new(space.clone(), GpBoConfig::new(acq, d), seed)
-            .map(|s| Box::new(s) as Box<dyn Strategy>)
-    };
-    match name {
-        "random" => Ok(Box::new(RandomSearch::new(space, seed)?)),
-        "sobol" => Ok(Box::new(SobolSearch::new(space, seed)?)),
-        "gp-logei" => gp(StandardAcq::LogEi),
-        "gp-ei" => gp(StandardAcq::Ei),
-        "gp-pi" => gp(StandardAcq::Pi),
-        "gp-ucb" => gp(StandardAcq::Ucb { beta: 2.0 }),
-        "gp-ts" => gp(StandardAcq::Thompson),
-        "gp-logei-botorch" => {
-            let mut cfg = GpBoConfig::new(StandardAcq::LogEi, d);
-            cfg.gp = GpConfig::botorch(d);
-            cfg.warm_start = false;
-            Ok(Box::new(GpBo::new(space, cfg, seed)?))
-        }
-        "pbo-eubo" => Ok(Box::new(crate::Pbo::new(
-            space,
-            crate::PboConfig::new(crate::PairRule::Eubo),
-            seed,
-        )?)),
-        "pbo-bald" => Ok(Box::new(crate::Pbo::new(
-            space,
-            crate::PboConfig::new(crate::PairRule::Bald),
-            seed,
-        )?)),
-        "pbo-winner" => Ok(Box::new(crate::Pbo::new(
-            space,
-            crate::PboConfig::new(crate::PairRule::WinnerVsEubo),
-            seed,
-        )?)),
-        _ => Err(Error::unknown("method", name, method_names())),
     }
 }

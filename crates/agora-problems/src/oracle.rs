@@ -1,7 +1,7 @@
 //! Oracles: simulated answerers for benchmark problems.
 
 use crate::functions::TestFunction;
-use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
+use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Respondent, Result, Space};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
@@ -31,6 +31,47 @@ impl Problem {
     pub fn value_at_unit(&self, u: &[f64]) -> Result<f64> {
         let x = self.space.to_user_reals(u)?;
         Ok(self.function.eval(&x))
+    }
+
+    /// The Hessian of the objective at a unit-cube point, in user units, by central finite
+    /// differences (rows of a symmetric `d × d` matrix).
+    ///
+    /// Step along parameter `i`: `h_i = ε^{1/4} · max(1, |x_i|)` in user units (`ε` the
+    /// machine epsilon, so `h_i ≈ 1.2e-4 · max(1, |x_i|)`), which balances the `O(h²)`
+    /// truncation error of the central differences against their `O(ε f / h²)` rounding
+    /// error. Diagonal: `(f(x + h_i e_i) − 2 f(x) + f(x − h_i e_i)) / h_i²`; off-diagonal:
+    /// the four-point stencil `(f(+,+) − f(+,−) − f(−,+) + f(−,−)) / (4 h_i h_j)`. Points a
+    /// step outside the box are evaluated as they are (the test functions are defined
+    /// everywhere). Errors: a point that does not fit the space (of the wrong length).
+    pub fn hessian_at_unit(&self, u: &[f64]) -> Result<Vec<Vec<f64>>> {
+        let x = self.space.to_user_reals(u)?;
+        let d = x.len();
+        let f = |dx: &[(usize, f64)]| {
+            let mut y = x.clone();
+            for &(i, h) in dx {
+                y[i] += h;
+            }
+            self.function.eval(&y)
+        };
+        let h: Vec<f64> = x
+            .iter()
+            .map(|v| f64::EPSILON.powf(0.25) * v.abs().max(1.0))
+            .collect();
+        let f0 = f(&[]);
+        let mut rows = vec![vec![0.0; d]; d];
+        for i in 0..d {
+            rows[i][i] = (f(&[(i, h[i])]) - 2.0 * f0 + f(&[(i, -h[i])])) / (h[i] * h[i]);
+            for j in (i + 1)..d {
+                let v = (f(&[(i, h[i]), (j, h[j])])
+                    - f(&[(i, h[i]), (j, -h[j])])
+                    - f(&[(i, -h[i]), (j, h[j])])
+                    + f(&[(i, -h[i]), (j, -h[j])]))
+                    / (4.0 * h[i] * h[j]);
+                rows[i][j] = v;
+                rows[j][i] = v;
+            }
+        }
+        Ok(rows)
     }
 
     /// Simple regret of a unit-cube point: optimum minus its true value (≥ 0).
@@ -65,8 +106,25 @@ impl RaterModel {
 }
 
 /// Answers queries on a [`Problem`] as a simulated person would: evaluations (optionally
-/// with Gaussian observation noise) and comparisons (with a [`RaterModel`]). Seeded: the
-/// same seed and queries give the same answers.
+/// with Gaussian observation noise), comparisons (with a [`RaterModel`], by the objective
+/// whatever rater the query names) and Hessians (noise-free central finite differences,
+/// [`Problem::hessian_at_unit`]). Group votes and ratings are not its to answer
+/// ([`Error::UnsupportedQuery`]). Seeded: the same seed and queries give the same answers.
+///
+/// # Example
+///
+/// ```
+/// use agora_core::{Point, Query, QueryKind, Respondent};
+/// use agora_problems::{Oracle, Problem};
+///
+/// let mut oracle = Oracle::new(Problem::by_name("branin").unwrap(), 0.0, 0).unwrap();
+/// let q = Query {
+///     id: 0,
+///     kind: QueryKind::Hessian { point: Point::Unit(vec![0.5, 0.5]) },
+/// };
+/// let a = Respondent::answer(&mut oracle, &q).unwrap();
+/// a.check_against(&q).unwrap(); // a symmetric 2 × 2 matrix
+/// ```
 #[derive(Debug)]
 pub struct Oracle {
     problem: Problem,
@@ -178,7 +236,7 @@ impl Oracle {
         &self.problem
     }
 
-    /// Answer one query.
+    /// Answer one query (the same as [`Respondent::answer`]).
     pub fn answer(&mut self, query: &Query) -> Result<Answer> {
         match &query.kind {
             QueryKind::Evaluate { points } => {
@@ -214,16 +272,26 @@ impl Oracle {
                     },
                 })
             }
-            #[allow(unreachable_patterns)]
-            other => Err(Error::invalid(
-                "query",
-                format!("this oracle answers only evaluation queries, got {other:?}"),
-            )),
+            QueryKind::Hessian { point } => {
+                let Point::Unit(u) = point else {
+                    return Err(Error::invalid(
+                        "point",
+                        "a test-function oracle takes Hessians at unit-cube points, not candidate indices",
+                    ));
+                };
+                Ok(Answer {
+                    query_id: query.id,
+                    kind: AnswerKind::Matrix {
+                        rows: self.problem.hessian_at_unit(u)?,
+                    },
+                })
+            }
+            _ => Err(Error::unsupported_query("oracle", query)),
         }
     }
 }
 
-impl agora_core::Respondent for Oracle {
+impl Respondent for Oracle {
     fn answer(&mut self, query: &Query) -> Result<Answer> {
         Oracle::answer(self, query)
     }

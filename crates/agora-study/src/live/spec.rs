@@ -1,13 +1,17 @@
 //! What a study is, fixed when it is created: its space, its method with every knob, its
 //! seed and its participants. The strategy is a function of this and the answers, so the
 //! spec is stored once and every later process rebuilds the same strategy from it.
+//!
+//! A [`MethodSpec`] is the stored form of a method from agora's registry
+//! ([`agora_methods::registry`]): its `name` is a registry alias (`pairs` is `pbo`,
+//! `social` is `sbo`, ...) or `bo` with a registry method that asks only for evaluations,
+//! and its other fields are the method's knobs, checked and built by the registry.
 
 use agora_core::{Error, Result, Space};
-use agora_methods::{
-    ArmRule, Boap, BoapConfig, BoapVariant, GroupPbo, Hpbo, HpboConfig, PairRule, Pbo, PboConfig,
-    Sbo, SboConfig, SboVariant, Strategy,
-};
+use agora_methods::Strategy;
+use agora_methods::registry::{self, Feedback, KnobDefault, Method, Setup};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// A study's fixed definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -145,7 +149,9 @@ fn default_boap_init() -> usize {
     5
 }
 
-/// Method names accepted in [`MethodSpec`].
+/// The study forms of [`MethodSpec`] (the `name` of a stored method). Every name except
+/// `bo` is an alias in the method registry; `from_knobs` also accepts any registry name
+/// that has a study form.
 pub const METHOD_NAMES: &[&str] = &[
     "bo",
     "pairs",
@@ -156,34 +162,23 @@ pub const METHOD_NAMES: &[&str] = &[
     "boap",
 ];
 
-fn pair_rule(rule: &str) -> Result<PairRule> {
-    match rule {
-        "eubo" => Ok(PairRule::Eubo),
-        "bald" => Ok(PairRule::Bald),
-        "winner" => Ok(PairRule::WinnerVsEubo),
-        _ => Err(Error::unknown(
-            "method.rule",
-            rule,
-            &["eubo", "bald", "winner"],
-        )),
-    }
+/// Whether a registry method runs as a `bo` study: it asks only for evaluations, needs no
+/// participants and has a default for every knob.
+fn is_bo(m: &Method) -> bool {
+    m.feedback == [Feedback::Evaluations]
+        && m.participants.is_none()
+        && m.knobs
+            .iter()
+            .all(|k| matches!(k.default, KnobDefault::Value(_)))
 }
 
-/// Social BO's welfare weight ρ ∈ (0, 1] and private-vote decay q ∈ (0, 1).
-fn check_rho_q(rho: f64, q: f64) -> Result<()> {
-    if !(rho > 0.0 && rho <= 1.0) {
-        return Err(Error::invalid(
-            "method.rho",
-            format!("must lie in (0, 1]; got {rho}"),
-        ));
-    }
-    if !(q > 0.0 && q < 1.0) {
-        return Err(Error::invalid(
-            "method.q",
-            format!("must lie in (0, 1); got {q}"),
-        ));
-    }
-    Ok(())
+/// The registry methods a `bo` study can run.
+fn bo_names() -> Vec<&'static str> {
+    registry::methods()
+        .iter()
+        .filter(|m| is_bo(m))
+        .map(|m| m.name)
+        .collect()
 }
 
 /// Whether `s` is a valid study or participant name.
@@ -223,163 +218,16 @@ impl StudySpec {
                 ));
             }
         }
-        let need = |lo: usize, what: &str| -> Result<()> {
-            if self.participants.len() < lo {
-                return Err(Error::invalid(
-                    "participants",
-                    format!(
-                        "method {} needs {what}; got {}",
-                        self.method.name(),
-                        self.participants.len()
-                    ),
-                ));
-            }
-            Ok(())
-        };
-        match &self.method {
-            MethodSpec::GroupPairs { .. } => need(1, "at least one participant")?,
-            MethodSpec::Social { .. } | MethodSpec::SocialRatings { .. } => {
-                need(2, "at least two participants (the group)")?
-            }
-            _ => {}
-        }
-        if matches!(self.method, MethodSpec::Social { .. }) && self.participants.len() > 6 {
-            return Err(Error::invalid(
-                "participants",
-                format!(
-                    "Social BO's welfare bound grows with n! (n = {}); it supports 2 to 6 \
-                     participants. Use method group-pairs for larger groups",
-                    self.participants.len()
-                ),
-            ));
-        }
-        // Building the strategy checks the knobs.
+        // Building the strategy checks the participants and the knobs.
         self.build().map(|_| ())
     }
 
-    /// The strategy this spec defines, in its initial state.
+    /// The strategy this spec defines, in its initial state (built by the registry).
     pub fn build(&self) -> Result<Box<dyn Strategy>> {
-        let space = self.space.clone();
-        let seed = self.seed;
-        Ok(match &self.method {
-            MethodSpec::Bo { strategy } => {
-                if strategy.starts_with("pbo-") {
-                    return Err(Error::unknown(
-                        "method.strategy",
-                        strategy,
-                        agora_methods::method_names(),
-                    ));
-                }
-                agora_methods::by_name(strategy, space, seed).map_err(|e| match e {
-                    Error::UnknownId { id, hint, .. } => Error::UnknownId {
-                        kind: "method.strategy".into(),
-                        id,
-                        hint,
-                    },
-                    e => e,
-                })?
-            }
-            MethodSpec::Pairs { rule } => {
-                Box::new(Pbo::new(space, PboConfig::new(pair_rule(rule)?), seed)?)
-            }
-            MethodSpec::GroupPairs { rule } => Box::new(GroupPbo::new(
-                space,
-                PboConfig::new(pair_rule(rule)?),
-                self.participants.clone(),
-                seed,
-            )?),
-            MethodSpec::Social {
-                variant,
-                rho,
-                q,
-                init_pairs,
-                lengthscale,
-                candidates,
-            } => {
-                let v = match variant.as_str() {
-                    "sbo" => SboVariant::Sbo,
-                    "private-only" => SboVariant::PrivateOnly,
-                    "single-agent" => SboVariant::SingleAgent,
-                    "independent" => SboVariant::Independent,
-                    _ => {
-                        return Err(Error::unknown(
-                            "method.variant",
-                            variant,
-                            &["sbo", "private-only", "single-agent", "independent"],
-                        ));
-                    }
-                };
-                check_rho_q(*rho, *q)?;
-                if !(*lengthscale > 0.0 && lengthscale.is_finite()) {
-                    return Err(Error::invalid(
-                        "method.lengthscale",
-                        format!("must be a positive number; got {lengthscale}"),
-                    ));
-                }
-                if *candidates == 0 || *init_pairs == 0 {
-                    return Err(Error::invalid(
-                        "method",
-                        "candidates and init_pairs must be at least 1",
-                    ));
-                }
-                let n = self.participants.len();
-                let mut cfg = SboConfig::paper(n, *rho, v);
-                cfg.q = *q;
-                cfg.init_pairs = *init_pairs;
-                cfg.lengthscale = *lengthscale;
-                cfg.candidates = *candidates;
-                Box::new(Sbo::new(space, cfg, seed)?)
-            }
-            MethodSpec::SocialRatings { rho, q, init } => {
-                check_rho_q(*rho, *q)?;
-                if *init == 0 {
-                    return Err(Error::invalid("method.init", "must be at least 1"));
-                }
-                let mut cfg = agora_methods::SboGpConfig::new(
-                    self.participants.len(),
-                    *rho,
-                    agora_methods::SboGpVariant::SboGp,
-                );
-                cfg.q = *q;
-                cfg.init = *init;
-                Box::new(agora_methods::SboGp::new(space, cfg, seed)?)
-            }
-            MethodSpec::Hpbo {
-                acquisition,
-                anchors,
-                a,
-            } => {
-                let acq = match acquisition.as_str() {
-                    "ei" => agora_acq::risk::RiskKind::Ei,
-                    "ucb" => agora_acq::risk::RiskKind::Ucb { eta: 2.0 },
-                    "anpei" => agora_acq::risk::RiskKind::Anpei { gamma: 1.0 },
-                    _ => {
-                        return Err(Error::unknown(
-                            "method.acquisition",
-                            acquisition,
-                            &["ei", "ucb", "anpei"],
-                        ));
-                    }
-                };
-                Box::new(Hpbo::new(
-                    space,
-                    HpboConfig::new(acq, anchors.clone(), *a),
-                    seed,
-                )?)
-            }
-            MethodSpec::Boap { properties, init } => {
-                if properties.is_empty() {
-                    return Err(Error::invalid(
-                        "method.properties",
-                        "BOAP needs at least one abstract property for the expert to compare",
-                    ));
-                }
-                let mut cfg = BoapConfig::paper(properties.len(), *init, BoapVariant::Boap);
-                cfg.properties = properties.clone();
-                cfg.arm_rule = ArmRule::HeldOut { fraction: 0.2 };
-                Box::new(Boap::new(space, cfg, seed)?)
-            }
-        })
+        let (name, knobs) = self.method.registry_call()?;
+        let setup =
+            Setup::new(self.space.clone(), self.seed).with_participants(self.participants.clone());
+        registry::build(name, &knobs, setup)
     }
 }
 
@@ -414,22 +262,87 @@ impl MethodSpec {
         }
     }
 
-    /// A method from its name and `key=value` knobs (values parsed as JSON where they parse,
-    /// strings otherwise). Unknown names and knobs are errors listing the allowed ones.
-    pub fn from_knobs(name: &str, knobs: &[(String, String)]) -> Result<MethodSpec> {
-        if !METHOD_NAMES.contains(&name) {
-            return Err(Error::unknown("method", name, METHOD_NAMES));
+    /// The registry method this spec runs and its knobs: the spec's fields (for `bo`, the
+    /// method named by `strategy`, which must ask only for evaluations).
+    fn registry_call(&self) -> Result<(&str, Vec<(String, Value)>)> {
+        if let MethodSpec::Bo { strategy } = self {
+            let not_bo = || Error::unknown("method.strategy", strategy, &bo_names());
+            let (m, _) = registry::find(strategy).map_err(|_| not_bo())?;
+            return if is_bo(m) {
+                Ok((strategy, Vec::new()))
+            } else {
+                Err(not_bo())
+            };
         }
+        let Ok(Value::Object(fields)) = serde_json::to_value(self) else {
+            return Err(Error::State("a method spec serializes to an object".into()));
+        };
+        let knobs = fields.into_iter().filter(|(k, _)| k != "name").collect();
+        Ok((self.name(), knobs))
+    }
+
+    /// A method from its name and `key=value` knobs (values parsed as JSON where they parse,
+    /// strings otherwise). The name is a study form ([`METHOD_NAMES`]) or any registry name
+    /// with one (`pbo-bald` is `pairs` with `rule=bald`, `gp-ei` is `bo` with
+    /// `strategy=gp-ei`). Unknown names and knobs are errors listing the allowed ones;
+    /// values are checked when the spec is validated.
+    pub fn from_knobs(name: &str, knobs: &[(String, String)]) -> Result<MethodSpec> {
+        let (form, fixed, allowed): (&str, Vec<(&str, Value)>, Vec<&str>) = if name == "bo" {
+            ("bo", Vec::new(), vec!["strategy"])
+        } else {
+            let (m, fixed) = registry::find(name).map_err(|_| {
+                let mut known = METHOD_NAMES.to_vec();
+                known.extend(registry::names());
+                Error::unknown("method", name, &known)
+            })?;
+            let fixed: Vec<(&str, Value)> = fixed
+                .iter()
+                .map(|(k, v)| (*k, registry::parse_text(v)))
+                .collect();
+            let form = METHOD_NAMES
+                .iter()
+                .find(|f| registry::find(f).is_ok_and(|(s, _)| s.name == m.name));
+            match form {
+                Some(form) => (form, fixed, m.knobs.iter().map(|k| k.name).collect()),
+                None if is_bo(m) => ("bo", vec![("strategy", m.name.into())], vec![]),
+                None => {
+                    return Err(Error::invalid(
+                        "method",
+                        format!(
+                            "{} cannot run as a study yet; studies run {} and the bo \
+                             strategies {}",
+                            m.name,
+                            METHOD_NAMES[1..].join(", "),
+                            bo_names().join(", ")
+                        ),
+                    ));
+                }
+            }
+        };
         let mut obj = serde_json::Map::new();
-        obj.insert("name".into(), name.into());
+        obj.insert("name".into(), form.into());
+        for (k, v) in &fixed {
+            obj.insert(k.to_string(), v.clone());
+        }
         for (k, v) in knobs {
-            let value = serde_json::from_str(v).unwrap_or_else(|_| v.clone().into());
+            if !allowed.contains(&k.as_str()) {
+                return Err(Error::unknown("method knob", k, &allowed));
+            }
+            let value = registry::parse_text(v);
+            if let Some((_, f)) = fixed.iter().find(|(n, _)| n == k)
+                && *f != value
+            {
+                return Err(Error::invalid(
+                    format!("method.{k}"),
+                    format!("is fixed to {f} by the method name {name}; got {v}"),
+                ));
+            }
             obj.insert(k.clone(), value);
         }
         serde_json::from_value(obj.into()).map_err(|e| {
             Error::invalid(
                 "method",
-                format!("{e} (method {name}; see `agora study create --help` for its knobs)"),
+                format!("{e} (method {name}; see `agora list` for its knobs)"),
             )
         })
     }
@@ -466,6 +379,62 @@ mod tests {
             let m = MethodSpec::from_knobs(name, &knobs).unwrap();
             spec(m, &["ann", "bo", "cy"]).validate().unwrap();
         }
+    }
+
+    #[test]
+    fn stored_defaults_are_the_registry_defaults_and_registry_names_have_study_forms() {
+        for form in &METHOD_NAMES[1..] {
+            let required: Vec<(String, String)> = registry::find(form)
+                .unwrap()
+                .0
+                .knobs
+                .iter()
+                .filter(|k| k.default_text().is_none())
+                .map(|k| (k.name.to_string(), k.default_or_example().to_string()))
+                .collect();
+            let m = MethodSpec::from_knobs(form, &required).unwrap();
+            let (name, knobs) = m.registry_call().unwrap();
+            let (method, _) = registry::find(name).unwrap();
+            for (k, v) in knobs {
+                let knob = method.knobs.iter().find(|x| x.name == k).unwrap();
+                if let Some(d) = knob.default_text() {
+                    assert_eq!(registry::parse_text(d), v, "{form}.{k}");
+                }
+            }
+        }
+        assert_eq!(
+            MethodSpec::from_knobs("bo", &[]).unwrap(),
+            MethodSpec::Bo {
+                strategy: "gp-logei".into()
+            }
+        );
+        let m = MethodSpec::from_knobs("pbo-bald", &[]).unwrap();
+        assert_eq!(
+            m,
+            MethodSpec::Pairs {
+                rule: "bald".into()
+            }
+        );
+        let m = MethodSpec::from_knobs("sbo", &[("rho".into(), "0.5".into())]).unwrap();
+        assert!(matches!(m, MethodSpec::Social { rho: 0.5, .. }), "{m:?}");
+        let m = MethodSpec::from_knobs("gp-ucb", &[]).unwrap();
+        assert_eq!(
+            m,
+            MethodSpec::Bo {
+                strategy: "gp-ucb".into()
+            }
+        );
+        let e = MethodSpec::from_knobs("pbo-bald", &[("rule".into(), "eubo".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("method.rule") && e.contains("fixed"), "{e}");
+        let e = MethodSpec::from_knobs("cbo", &[]).unwrap_err().to_string();
+        assert!(e.contains("cannot run as a study"), "{e}");
+        let m = MethodSpec::Bo {
+            strategy: "pbo-eubo".into(),
+        };
+        let e = spec(m, &[]).validate().unwrap_err().to_string();
+        assert!(e.contains("method.strategy") && e.contains("gp-ts"), "{e}");
     }
 
     #[test]

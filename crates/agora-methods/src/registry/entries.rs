@@ -1,0 +1,530 @@
+//! The registered methods and how each is built from its knobs.
+
+use super::{
+    Alias, Feedback, Knob, KnobDefault, KnobKind, Knobs, Method, Participants, Setup, Spaces,
+};
+use crate::{
+    Boap, BoapConfig, BoapVariant, Cbo, CboConfig, GpBo, GpBoConfig, GroupPbo, Hpbo, HpboConfig,
+    PairRule, Pbo, PboConfig, RandomSearch, Sbo, SboConfig, SboGp, SboGpConfig, SboGpVariant,
+    SboVariant, SobolSearch, StandardAcq, Strategy,
+};
+use agora_acq::risk::RiskKind;
+use agora_core::{Error, Result};
+use agora_gp::GpConfig;
+
+type Built = Result<Box<dyn Strategy>>;
+
+/// A number in `(0, 1]`.
+const UNIT_LEFT_OPEN: KnobKind = KnobKind::Real {
+    min: 0.0,
+    min_open: true,
+    max: 1.0,
+    max_open: false,
+};
+
+/// A number in `(0, 1)`.
+const UNIT_OPEN: KnobKind = KnobKind::Real {
+    min: 0.0,
+    min_open: true,
+    max: 1.0,
+    max_open: true,
+};
+
+const N_INIT: Knob = Knob {
+    name: "n_init",
+    kind: KnobKind::count(1),
+    default: KnobDefault::Value("10"),
+    doc: "scrambled-Sobol evaluations before the GP is used",
+};
+
+const RULE: Knob = Knob {
+    name: "rule",
+    kind: KnobKind::Choice(&["eubo", "bald", "winner"]),
+    default: KnobDefault::Value("eubo"),
+    doc: "pair rule: EUBO, pairwise BALD, or the previous winner against the EUBO challenger",
+};
+
+const GROUP_RHO: Knob = Knob {
+    name: "rho",
+    kind: UNIT_LEFT_OPEN,
+    default: KnobDefault::Value("1.0"),
+    doc: "Gini weight of the group's welfare (1: utilitarian; small: egalitarian)",
+};
+
+const Q: Knob = Knob {
+    name: "q",
+    kind: UNIT_OPEN,
+    default: KnobDefault::Value("0.5"),
+    doc: "decay of the private-question threshold t^-q",
+};
+
+const RATINGS_INIT: Knob = Knob {
+    name: "init",
+    kind: KnobKind::count(1),
+    default: KnobDefault::Value("5"),
+    doc: "random initial options rated on every channel the method uses",
+};
+
+const BOAP_INIT: Knob = Knob {
+    name: "init",
+    kind: KnobKind::count(2),
+    default: KnobDefault::Value("5"),
+    doc: "initial designs t' (all their pairs are compared per property)",
+};
+
+const PROPERTIES: Knob = Knob {
+    name: "properties",
+    kind: KnobKind::Names,
+    default: KnobDefault::Required {
+        example: r#"["stiffness", "cost"]"#,
+    },
+    doc: "the abstract properties the expert compares designs on",
+};
+
+const GROUP: Participants = Participants {
+    role: "the group",
+    min: 2,
+    max: usize::MAX,
+    why_max: "",
+};
+
+/// Every registered method.
+pub(super) const METHODS: &[Method] = &[
+    Method {
+        name: "random",
+        aliases: &[],
+        description: "uniform random search (unevaluated candidates, for finite sets)",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[],
+        build: |_, s| Ok(Box::new(RandomSearch::new(s.space, s.seed)?)),
+    },
+    Method {
+        name: "sobol",
+        aliases: &[],
+        description: "scrambled Sobol points in order (random unevaluated candidates, for finite sets)",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[],
+        build: |_, s| Ok(Box::new(SobolSearch::new(s.space, s.seed)?)),
+    },
+    Method {
+        name: "gp-logei",
+        aliases: &[],
+        description: "GP-BO with log expected improvement (Ament et al. 2023), Optuna-style Matérn-5/2 GP",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[N_INIT],
+        build: |k, s| gp_bo(k, s, StandardAcq::LogEi),
+    },
+    Method {
+        name: "gp-ei",
+        aliases: &[],
+        description: "GP-BO with expected improvement (Jones et al. 1998)",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[N_INIT],
+        build: |k, s| gp_bo(k, s, StandardAcq::Ei),
+    },
+    Method {
+        name: "gp-pi",
+        aliases: &[],
+        description: "GP-BO with probability of improvement (Kushner 1964)",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[N_INIT],
+        build: |k, s| gp_bo(k, s, StandardAcq::Pi),
+    },
+    Method {
+        name: "gp-ucb",
+        aliases: &[],
+        description: "GP-BO with the upper confidence bound mu + sqrt(beta) sigma, beta = 2 (Srinivas et al. 2010)",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[
+            N_INIT,
+            Knob {
+                name: "beta",
+                kind: KnobKind::at_least(0.0, false),
+                default: KnobDefault::Value("2"),
+                doc: "exploration weight beta of mu + sqrt(beta) sigma",
+            },
+        ],
+        build: |k, s| {
+            let beta = k.real("beta")?;
+            gp_bo(k, s, StandardAcq::Ucb { beta })
+        },
+    },
+    Method {
+        name: "gp-ts",
+        aliases: &[],
+        description: "GP-BO with Thompson sampling (random Fourier features on boxes, exact draws on finite sets)",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[N_INIT],
+        build: |k, s| gp_bo(k, s, StandardAcq::Thompson),
+    },
+    Method {
+        name: "gp-logei-botorch",
+        aliases: &[],
+        description: "GP-BO with log expected improvement on BoTorch's SingleTaskGP defaults, cold-started fits",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[N_INIT],
+        build: |k, s| {
+            let d = s.space.dim();
+            let mut cfg = GpBoConfig::new(StandardAcq::LogEi, d);
+            cfg.n_init = k.integer("n_init")?;
+            cfg.gp = GpConfig::botorch(d);
+            cfg.warm_start = false;
+            Ok(Box::new(GpBo::new(s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "cbo",
+        aliases: &[],
+        description: "collaborative fair BO (Sim et al. 2021): every party gets one query a round, chosen by the fair batch UCB",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Boxes,
+        participants: Some(Participants {
+            role: "the parties",
+            min: 1,
+            max: usize::MAX,
+            why_max: "",
+        }),
+        knobs: &[
+            Knob {
+                name: "rho",
+                kind: UNIT_LEFT_OPEN,
+                default: KnobDefault::Value("0.8"),
+                doc: "Gini weight of the parties' welfare (1: utilitarian; the paper runs 1 to 0.2)",
+            },
+            Knob {
+                name: "c1",
+                kind: KnobKind::at_least(0.0, false),
+                default: KnobDefault::Value("0.01"),
+                doc: "c1 of the exploration weight alpha_t (the authors' tuning protocol)",
+            },
+            Knob {
+                name: "c2",
+                kind: KnobKind::at_least(0.0, true),
+                default: KnobDefault::Value("1"),
+                doc: "c2 of the exploration weight alpha_t",
+            },
+            Knob {
+                name: "n_init",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("2"),
+                doc: "random rounds T0 (a scrambled Sobol sequence per party)",
+            },
+        ],
+        build: |k, s| {
+            let mut cfg = CboConfig::tuning(k.real("rho")?, s.participants.len(), s.space.dim());
+            cfg.c1 = k.real("c1")?;
+            cfg.c2 = k.real("c2")?;
+            cfg.n_init = k.integer("n_init")?;
+            Ok(Box::new(Cbo::new(s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "boap-ts",
+        aliases: &[Alias::plain("bo-ts")],
+        description: "BOAP's baseline (Kumar A V et al. 2024): GP-BO with Thompson sampling over BOAP's candidates, no expert",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[BOAP_INIT],
+        build: |k, s| boap(k, s, BoapVariant::BoTs),
+    },
+    Method {
+        name: "boap-ei",
+        aliases: &[Alias::plain("bo-ei")],
+        description: "BOAP's baseline (Kumar A V et al. 2024): GP-BO with expected improvement over BOAP's candidates, no expert",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[BOAP_INIT],
+        build: |k, s| boap(k, s, BoapVariant::BoEi),
+    },
+    Method {
+        name: "boap",
+        aliases: &[],
+        description: "BOAP (Kumar A V et al. 2024): values plus an expert's comparisons on abstract properties; two arms chosen by held-out likelihood",
+        feedback: &[Feedback::Evaluations, Feedback::PropertyComparisons],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[PROPERTIES, BOAP_INIT],
+        build: |k, s| boap(k, s, BoapVariant::Boap),
+    },
+    Method {
+        name: "boap-fd",
+        aliases: &[],
+        description: "BOAP with its arms chosen by the marginal likelihood on all data (the authors' code)",
+        feedback: &[Feedback::Evaluations, Feedback::PropertyComparisons],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[PROPERTIES, BOAP_INIT],
+        build: |k, s| boap(k, s, BoapVariant::BoapFullData),
+    },
+    Method {
+        name: "boap-oa",
+        aliases: &[],
+        description: "BOAP with only its augmented (expert-informed) arm",
+        feedback: &[Feedback::Evaluations, Feedback::PropertyComparisons],
+        spaces: Spaces::Any,
+        participants: None,
+        knobs: &[PROPERTIES, BOAP_INIT],
+        build: |k, s| boap(k, s, BoapVariant::BoapOa),
+    },
+    Method {
+        name: "pbo",
+        aliases: &[
+            Alias::plain("pairs"),
+            Alias {
+                name: "pbo-eubo",
+                fixed: &[("rule", "eubo")],
+            },
+            Alias {
+                name: "pbo-bald",
+                fixed: &[("rule", "bald")],
+            },
+            Alias {
+                name: "pbo-winner",
+                fixed: &[("rule", "winner")],
+            },
+        ],
+        description: "preferential BO: one rater compares pairs; Laplace preference GP, EUBO (Astudillo et al. 2023) or BALD pairs",
+        feedback: &[Feedback::Pairs],
+        spaces: Spaces::Boxes,
+        participants: None,
+        knobs: &[RULE],
+        build: |k, s| {
+            let cfg = PboConfig::new(pair_rule(k)?);
+            Ok(Box::new(Pbo::new(s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "hpbo",
+        aliases: &[],
+        description: "heteroscedastic preferential BO (Sinaga et al. 2024): duels whose noise is low near known anchors",
+        feedback: &[Feedback::Pairs],
+        spaces: Spaces::RealBoxes,
+        participants: None,
+        knobs: &[
+            Knob {
+                name: "acquisition",
+                kind: KnobKind::Choice(&["ei", "ucb", "anpei"]),
+                default: KnobDefault::Value("ei"),
+                doc: "EI, UCB (eta = 2) or the noise-penalized ANPEI (gamma = 1)",
+            },
+            Knob {
+                name: "anchors",
+                kind: KnobKind::Rows,
+                default: KnobDefault::Required {
+                    example: "[[0.25, 0.25], [0.75, 0.5]]",
+                },
+                doc: "inputs the person judges reliably, in user units (rows of the parameters)",
+            },
+            Knob {
+                name: "a",
+                kind: KnobKind::at_least(0.0, true),
+                default: KnobDefault::Value("1.0"),
+                doc: "noise variance far from every anchor",
+            },
+        ],
+        build: |k, s| {
+            let acq = match k.choice("acquisition")? {
+                "ucb" => RiskKind::Ucb { eta: 2.0 },
+                "anpei" => RiskKind::Anpei { gamma: 1.0 },
+                _ => RiskKind::Ei,
+            };
+            let cfg = HpboConfig::new(acq, k.rows("anchors")?.to_vec(), k.real("a")?);
+            Ok(Box::new(Hpbo::new(s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "group-pbo",
+        aliases: &[Alias::plain("group-pairs")],
+        description: "the group votes publicly on each pair and preferential BO learns from the majority (no social model)",
+        feedback: &[Feedback::GroupVotes],
+        spaces: Spaces::Boxes,
+        participants: Some(Participants {
+            role: "the group",
+            min: 1,
+            max: usize::MAX,
+            why_max: "",
+        }),
+        knobs: &[RULE],
+        build: |k, s| {
+            let cfg = PboConfig::new(pair_rule(k)?);
+            Ok(Box::new(GroupPbo::new(
+                s.space,
+                cfg,
+                s.participants,
+                s.seed,
+            )?))
+        },
+    },
+    Method {
+        name: "sbo",
+        aliases: &[Alias::plain("social")],
+        description: "Social BO (Adachi et al.): public votes every round, private votes while the social graph is uncertain",
+        feedback: &[Feedback::GroupVotes],
+        spaces: Spaces::Any,
+        participants: Some(Participants {
+            role: "the group",
+            min: 2,
+            max: 6,
+            why_max: "Social BO's welfare bound grows with n!; use group-pbo (study method group-pairs) for larger groups",
+        }),
+        knobs: &[
+            Knob {
+                name: "variant",
+                kind: KnobKind::Choice(&["sbo", "private-only", "single-agent", "independent"]),
+                default: KnobDefault::Value("sbo"),
+                doc: "Social BO or a baseline: private votes only, one utility for all, or u and v unlinked",
+            },
+            GROUP_RHO,
+            Q,
+            Knob {
+                name: "init_pairs",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("5"),
+                doc: "random initial pairs, voted on publicly and privately",
+            },
+            Knob {
+                name: "lengthscale",
+                kind: KnobKind::at_least(0.0, true),
+                default: KnobDefault::Value("0.2"),
+                doc: "RBF lengthscale on the unit cube",
+            },
+            Knob {
+                name: "candidates",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("128"),
+                doc: "candidates screened per round",
+            },
+        ],
+        build: |k, s| {
+            let variant = match k.choice("variant")? {
+                "private-only" => SboVariant::PrivateOnly,
+                "single-agent" => SboVariant::SingleAgent,
+                "independent" => SboVariant::Independent,
+                _ => SboVariant::Sbo,
+            };
+            let mut cfg = SboConfig::paper(s.participants.len(), k.real("rho")?, variant);
+            cfg.q = k.real("q")?;
+            cfg.init_pairs = k.integer("init_pairs")?;
+            cfg.lengthscale = k.real("lengthscale")?;
+            cfg.candidates = k.integer("candidates")?;
+            Ok(Box::new(Sbo::new(s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "sbo-gp",
+        aliases: &[Alias::plain("social-ratings")],
+        description: "Social BO's GP variant (App. F.1): everyone rates one option publicly, privately while the influence is uncertain",
+        feedback: &[Feedback::GroupRatings],
+        spaces: Spaces::Any,
+        participants: Some(GROUP),
+        knobs: &[GROUP_RHO, Q, RATINGS_INIT],
+        build: |k, s| {
+            let mut cfg =
+                SboGpConfig::new(s.participants.len(), k.real("rho")?, SboGpVariant::SboGp);
+            cfg.q = k.real("q")?;
+            cfg.init = k.integer("init")?;
+            Ok(Box::new(SboGp::new(s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "sbo-gp-ucb-u",
+        aliases: &[],
+        description: "Social BO's GP baseline: GP-UCB on the welfare of private ratings",
+        feedback: &[Feedback::GroupRatings],
+        spaces: Spaces::Any,
+        participants: Some(GROUP),
+        knobs: &[GROUP_RHO, RATINGS_INIT],
+        build: |k, s| sbo_gp_baseline(k, s, SboGpVariant::GpUcbU),
+    },
+    Method {
+        name: "sbo-gp-ucb-v",
+        aliases: &[],
+        description: "Social BO's GP baseline: GP-UCB on the welfare of public (socially influenced) ratings",
+        feedback: &[Feedback::GroupRatings],
+        spaces: Spaces::Any,
+        participants: Some(GROUP),
+        knobs: &[GROUP_RHO, RATINGS_INIT],
+        build: |k, s| sbo_gp_baseline(k, s, SboGpVariant::GpUcbV),
+    },
+    Method {
+        name: "sbo-mt-gp-ucb-u",
+        aliases: &[],
+        description: "Social BO's GP baseline: multi-task GP-UCB on the agents' private ratings",
+        feedback: &[Feedback::GroupRatings],
+        spaces: Spaces::Any,
+        participants: Some(GROUP),
+        knobs: &[GROUP_RHO, RATINGS_INIT],
+        build: |k, s| sbo_gp_baseline(k, s, SboGpVariant::MtGpUcbU),
+    },
+    Method {
+        name: "sbo-mt-gp-ucb-uv",
+        aliases: &[],
+        description: "Social BO's GP baseline: multi-task GP-UCB on private and public ratings",
+        feedback: &[Feedback::GroupRatings],
+        spaces: Spaces::Any,
+        participants: Some(GROUP),
+        knobs: &[GROUP_RHO, RATINGS_INIT],
+        build: |k, s| sbo_gp_baseline(k, s, SboGpVariant::MtGpUcbUv),
+    },
+    // ---- Reserved for the lead: DSBO and the black-box baselines, being turned into
+    // Strategies elsewhere, go here: `dsbo` and `dsbo-batch` (Hessians, then evaluations),
+    // `gp-ucb-full` (DSBO's full-kernel GP-UCB baseline; `gp-ucb` stays the standard
+    // GP-UCB with beta = 2), `turbo` and `cma-es`. The contract test
+    // (tests/contract.rs) picks up every entry added here. ----
+];
+
+fn gp_bo(k: &Knobs, s: Setup, acq: StandardAcq) -> Built {
+    let mut cfg = GpBoConfig::new(acq, s.space.dim());
+    cfg.n_init = k.integer("n_init")?;
+    Ok(Box::new(GpBo::new(s.space, cfg, s.seed)?))
+}
+
+fn pair_rule(k: &Knobs) -> Result<PairRule> {
+    Ok(match k.choice("rule")? {
+        "bald" => PairRule::Bald,
+        "winner" => PairRule::WinnerVsEubo,
+        _ => PairRule::Eubo,
+    })
+}
+
+fn boap(k: &Knobs, s: Setup, variant: BoapVariant) -> Built {
+    let properties = if variant.uses_expert() {
+        let p = k.names("properties")?;
+        if p.is_empty() {
+            return Err(Error::invalid(
+                "method.properties",
+                "BOAP needs at least one abstract property for the expert to compare",
+            ));
+        }
+        p.to_vec()
+    } else {
+        Vec::new()
+    };
+    let mut cfg = BoapConfig::paper(properties.len(), k.integer("init")?, variant);
+    cfg.properties = properties;
+    Ok(Box::new(Boap::new(s.space, cfg, s.seed)?))
+}
+
+fn sbo_gp_baseline(k: &Knobs, s: Setup, variant: SboGpVariant) -> Built {
+    let mut cfg = SboGpConfig::new(s.participants.len(), k.real("rho")?, variant);
+    cfg.init = k.integer("init")?;
+    Ok(Box::new(SboGp::new(s.space, cfg, s.seed)?))
+}
