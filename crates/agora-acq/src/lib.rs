@@ -4,20 +4,24 @@
 //! [`Acquisition`] (STYLE.md: small pieces that compose). All acquisitions are maximized.
 
 pub mod analytic;
+pub mod block;
 pub mod fair;
 pub mod graph;
 pub mod maximize;
 pub mod preference;
 pub mod risk;
 pub mod thompson;
+pub mod ucb_beta;
 
 use agora_core::Result;
 use faer::MatRef;
 
 pub use analytic::{Analytic, AnalyticKind};
+pub use block::{AcqOptimizer, BlockAscent, argmax_finite, maximize_ucb, ucb_values};
 pub use maximize::{BoxMaximizer, maximize_box, maximize_finite};
 pub use risk::{RiskAverse, RiskKind};
 pub use thompson::RffSample;
+pub use ucb_beta::Beta;
 
 /// A model with Gaussian posterior marginals over a continuous input.
 pub trait Model: Sync {

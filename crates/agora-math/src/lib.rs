@@ -5,10 +5,12 @@
 //! log space ([`special`]), truncated-normal samplers ([`truncnorm`]), seeded space-filling designs ([`design`]), box-bounded
 //! L-BFGS-B with multistart ([`optim`]), an augmented-Lagrangian solver for smooth
 //! constrained problems ([`constrained`]), square assignment (Hungarian, Sinkhorn;
-//! [`assign`]), maximal cliques ([`cliques`]) and seeded ChaCha streams ([`rng`]).
+//! [`assign`]), maximal cliques ([`cliques`]), the CMA-ES sampler and update ([`cma_es`]) and seeded ChaCha
+//! streams ([`rng`]).
 
 pub mod assign;
 pub mod cliques;
+pub mod cma_es;
 pub mod constrained;
 pub mod design;
 pub mod linalg;
