@@ -390,8 +390,7 @@ mod tests {
                 AcqOptimizer::Lbfgsb(BoxMaximizer::default()),
             ] {
                 let blocks = cliques.clone();
-                let u =
-                    maximize_ucb(&gp, fitted.additive(), beta, &blocks, None, &acq, 3).unwrap();
+                let u = maximize_ucb(&gp, fitted.additive(), beta, &blocks, None, &acq, 3).unwrap();
                 let v = ucb_values(&gp, beta, &Mat::from_fn(1, 2, |_, j| u[j])).unwrap()[0];
                 assert!(
                     v >= best_grid - 1e-3,

@@ -307,7 +307,10 @@ impl<'g> AdditivePosterior<'g> {
     /// Posterior mean and latent variance at every row of `xs`.
     pub fn predict(&self, xs: &Mat<f64>) -> (Vec<f64>, Vec<f64>) {
         let n = self.x.nrows();
-        let (mut mu, mut var) = (Vec::with_capacity(xs.nrows()), Vec::with_capacity(xs.nrows()));
+        let (mut mu, mut var) = (
+            Vec::with_capacity(xs.nrows()),
+            Vec::with_capacity(xs.nrows()),
+        );
         let mut col = vec![0.0; n];
         // Chunks bound the n × m cross-covariance buffers.
         for start in (0..xs.nrows()).step_by(256) {
@@ -349,7 +352,12 @@ impl<'g> AdditivePosterior<'g> {
 
     /// Mean and variance at every row of `cand`, each equal to the point of `st` outside
     /// clique `b`'s coordinates.
-    pub fn predict_moves(&self, st: &CliqueColumns, b: usize, cand: &Mat<f64>) -> (Vec<f64>, Vec<f64>) {
+    pub fn predict_moves(
+        &self,
+        st: &CliqueColumns,
+        b: usize,
+        cand: &Mat<f64>,
+    ) -> (Vec<f64>, Vec<f64>) {
         let n = self.x.nrows();
         // The cross-covariance of the untouched cliques is shared by every candidate.
         let mut rest = st.total.clone();
@@ -403,7 +411,9 @@ mod tests {
         let x = Mat::from_fn(n, 5, |_, _| rng.random::<f64>());
         let y = (0..n)
             .map(|i| {
-                (6.0 * x[(i, 0)] + 3.0 * x[(i, 1)]).sin() + (4.0 * x[(i, 2)]).cos() + x[(i, 3)] * x[(i, 4)]
+                (6.0 * x[(i, 0)] + 3.0 * x[(i, 1)]).sin()
+                    + (4.0 * x[(i, 2)]).cos()
+                    + x[(i, 3)] * x[(i, 4)]
             })
             .collect();
         (x, y)
@@ -434,12 +444,14 @@ mod tests {
         assert_eq!((fit.shift, fit.scale), (shift, scale));
         let gp = fit.condition(x, &y).unwrap();
         assert_eq!(gp.log_marginal_likelihood(), best.0);
-        assert!(AdditiveHyper::Grid {
-            lengthscales: vec![],
-            noises: vec![1.0]
-        }
-        .validate()
-        .is_err());
+        assert!(
+            AdditiveHyper::Grid {
+                lengthscales: vec![],
+                noises: vec![1.0]
+            }
+            .validate()
+            .is_err()
+        );
         let e = AdditiveHyper::Fixed {
             lengthscale: 0.5,
             noise: -1.0,

@@ -2,9 +2,9 @@
 //! DSBO's black-box baselines. The sampler and the update are
 //! [`agora_math::cma_es`]'s; this file evaluates one sample per query and restarts.
 
+use crate::Strategy;
 use crate::evaluations::{Evaluations, continuous_box, evaluate_query, evaluated, uniform_point};
 use crate::open::{self, AskTell, OpenQuery};
-use crate::Strategy;
 use agora_core::{Answer, Error, Point, Query, Result, Space};
 use agora_math::cma_es::{CmaParams, CmaState, CmaStep};
 use agora_math::rng::{Rng, stream};
@@ -129,7 +129,8 @@ impl AskTell for CmaEs {
             self.pop.clear();
             if step == CmaStep::Restart {
                 self.restart += 1;
-                (self.rng, self.state) = CmaEs::start(&self.config, self.dim, self.seed, self.restart);
+                (self.rng, self.state) =
+                    CmaEs::start(&self.config, self.dim, self.seed, self.restart);
             }
         }
         Ok(())

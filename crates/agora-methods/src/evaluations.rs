@@ -53,10 +53,16 @@ pub(crate) fn evaluated(query: &Query, answer: &Answer) -> Result<(Vec<f64>, f64
         (QueryKind::Evaluate { points }, AnswerKind::Values { values }) => {
             match (points.first(), values.first()) {
                 (Some(Point::Unit(u)), Some(y)) => Ok((u.clone(), *y)),
-                _ => Err(Error::invalid("values", "needs one value for the one point")),
+                _ => Err(Error::invalid(
+                    "values",
+                    "needs one value for the one point",
+                )),
             }
         }
-        _ => Err(Error::invalid("answer", "an evaluation query needs `values`")),
+        _ => Err(Error::invalid(
+            "answer",
+            "an evaluation query needs `values`",
+        )),
     }
 }
 

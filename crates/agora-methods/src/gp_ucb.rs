@@ -11,9 +11,9 @@
 //! consecutive one-point queries whose points do not depend on each other's answers, so a
 //! runner whose budget ends mid-batch simply stops; `q = 1` is sequential GP-UCB.
 
+use crate::Strategy;
 use crate::evaluations::{Evaluations, continuous_box, evaluate_query, evaluated, uniform_point};
 use crate::open::{self, AskTell, OpenQuery};
-use crate::Strategy;
 use agora_acq::{AcqOptimizer, Beta, BlockAscent, BoxMaximizer, maximize_ucb};
 use agora_core::{Answer, Error, Point, Query, Result, Space};
 use agora_gp::{ExactGp, FittedSurrogate, Surrogate};
@@ -100,7 +100,12 @@ impl GpUcb {
     /// GP-UCB with `surrogate` on `space` (a box of real parameters).
     ///
     /// Errors: a bad space, configuration or surrogate (naming the field).
-    pub fn new(space: &Space, surrogate: Surrogate, config: GpUcbConfig, seed: u64) -> Result<GpUcb> {
+    pub fn new(
+        space: &Space,
+        surrogate: Surrogate,
+        config: GpUcbConfig,
+        seed: u64,
+    ) -> Result<GpUcb> {
         config.validate()?;
         let dim = continuous_box(space)?;
         surrogate.validate(dim)?;
@@ -123,7 +128,12 @@ impl GpUcb {
     /// Additive GP-UCB over the given cliques (DSBO's Phase 2 with a known structure).
     ///
     /// Errors: as [`GpUcb::new`].
-    pub fn additive(space: &Space, cliques: Vec<Vec<usize>>, config: GpUcbConfig, seed: u64) -> Result<GpUcb> {
+    pub fn additive(
+        space: &Space,
+        cliques: Vec<Vec<usize>>,
+        config: GpUcbConfig,
+        seed: u64,
+    ) -> Result<GpUcb> {
         GpUcb::new(space, Surrogate::additive(cliques), config, seed)
     }
 
@@ -192,8 +202,13 @@ impl GpUcb {
         let stale = self.fitted.is_none() || n - self.n_at_fit >= self.config.refit_every;
         if stale {
             let fs = derive_seed(self.seed, &[1, n as u64]);
-            let fitted =
-                FittedSurrogate::fit(&self.surrogate, &x, &self.evals.ys, self.fitted.as_ref(), fs)?;
+            let fitted = FittedSurrogate::fit(
+                &self.surrogate,
+                &x,
+                &self.evals.ys,
+                self.fitted.as_ref(),
+                fs,
+            )?;
             self.fitted = Some(fitted);
             self.n_at_fit = n;
         }

@@ -3,8 +3,8 @@
 
 use crate::Strategy;
 use agora_core::{Answer, Error, Point, Query, QueryKind, Respondent, Result, Space};
-use agora_problems::additive::{AdditiveConfig, AdditiveFunction, FeatureKernel};
 use agora_problems::AdditiveRespondent;
+use agora_problems::additive::{AdditiveConfig, AdditiveFunction, FeatureKernel};
 
 /// Ask, answer and tell `queries` times.
 pub fn drive(s: &mut dyn Strategy, r: &mut dyn Respondent, queries: usize) -> Result<()> {
@@ -54,7 +54,11 @@ impl Run {
 
 /// Drive `s` against `r` until `evaluations` evaluation queries are answered (other
 /// queries, e.g. Hessians, do not count), recording them.
-pub fn run_on<R: Respondent + HasSpace>(s: &mut dyn Strategy, r: &mut R, evaluations: usize) -> Run {
+pub fn run_on<R: Respondent + HasSpace>(
+    s: &mut dyn Strategy,
+    r: &mut R,
+    evaluations: usize,
+) -> Run {
     let mut run = Run::default();
     while run.ys.len() < evaluations {
         let q = s.ask().unwrap();
@@ -75,7 +79,11 @@ pub fn run_on<R: Respondent + HasSpace>(s: &mut dyn Strategy, r: &mut R, evaluat
 
 /// `evaluations` noiseless evaluations of `f`.
 pub fn run(s: &mut dyn Strategy, f: &AdditiveFunction, evaluations: usize) -> Run {
-    run_on(s, &mut AdditiveRespondent::new(f.clone(), 0.0, 0).unwrap(), evaluations)
+    run_on(
+        s,
+        &mut AdditiveRespondent::new(f.clone(), 0.0, 0).unwrap(),
+        evaluations,
+    )
 }
 
 /// A random additive function (RBF cliques, ℓ = 0.3).
@@ -138,10 +146,17 @@ impl<F: FnMut(&[f64]) -> f64> Respondent for FnRespondent<F> {
 mod contract {
     use super::*;
     use crate::dsbo::{EdgeRule, StructureConfig};
-    use crate::{CmaEs, CmaEsConfig, Dsbo, DsboConfig, GpUcb, GpUcbConfig, Turbo, TurboConfig, UniformSearch};
+    use crate::{
+        CmaEs, CmaEsConfig, Dsbo, DsboConfig, GpUcb, GpUcbConfig, Turbo, TurboConfig, UniformSearch,
+    };
     use agora_core::{AnswerKind, Param};
 
-    fn make(k: usize, space: &Space, cliques: &[Vec<usize>], seed: u64) -> Result<Box<dyn Strategy>> {
+    fn make(
+        k: usize,
+        space: &Space,
+        cliques: &[Vec<usize>],
+        seed: u64,
+    ) -> Result<Box<dyn Strategy>> {
         let cfg = GpUcbConfig {
             n_init: 4,
             ..GpUcbConfig::default()

@@ -1,9 +1,9 @@
 //! A TuRBO-1-style trust-region BO (Eriksson et al. 2019, "Scalable Global Optimization via
 //! Local Bayesian Optimization") as a strategy: one of DSBO's high-dimensional baselines.
 
+use crate::Strategy;
 use crate::evaluations::{Evaluations, continuous_box, evaluate_query, evaluated, uniform_point};
 use crate::open::{self, AskTell, OpenQuery};
-use crate::Strategy;
 use agora_acq::{Acquisition, RffSample, argmax_finite, ucb_values};
 use agora_core::{Answer, Error, Point, Query, Result, Space};
 use agora_gp::{FittedSurrogate, GpConfig, StationaryKind, Surrogate};

@@ -2,9 +2,9 @@
 //! (one ChaCha stream for the whole run, so its points differ from [`crate::RandomSearch`]'s
 //! per-query streams).
 
+use crate::Strategy;
 use crate::evaluations::{Evaluations, continuous_box, evaluate_query, evaluated, uniform_point};
 use crate::open::{self, AskTell, OpenQuery};
-use crate::Strategy;
 use agora_core::{Answer, Point, Query, Result, Space};
 use agora_math::rng::{Rng, stream};
 

@@ -55,7 +55,10 @@ impl Respondent for AdditiveRespondent {
                 let values = points
                     .iter()
                     .enumerate()
-                    .map(|(i, p)| self.f.value(&user_point(&self.space, p, &format!("points[{i}]"))?))
+                    .map(|(i, p)| {
+                        self.f
+                            .value(&user_point(&self.space, p, &format!("points[{i}]"))?)
+                    })
                     .collect::<Result<Vec<f64>>>()?;
                 Answer::values(query, values)
             }

@@ -102,9 +102,11 @@ impl Respondent for DsboRespondent {
             }
             QueryKind::Hessian { point } => {
                 let theta = user_point(&self.space, point, "point")?;
-                let (h, v) =
-                    self.task
-                        .surrogate_hessian_and_return(&theta, &self.options, self.hessian_states)?;
+                let (h, v) = self.task.surrogate_hessian_and_return(
+                    &theta,
+                    &self.options,
+                    self.hessian_states,
+                )?;
                 self.returns.push(v);
                 let rows = h.data.chunks(h.dim.max(1)).map(<[f64]>::to_vec).collect();
                 Ok(Answer {
@@ -176,10 +178,7 @@ mod tests {
                 rater: None,
             },
         };
-        assert!(matches!(
-            r.answer(&q),
-            Err(Error::UnsupportedQuery { .. })
-        ));
+        assert!(matches!(r.answer(&q), Err(Error::UnsupportedQuery { .. })));
         assert!(DsboRespondent::new(task, 0).is_err());
     }
 }

@@ -5,10 +5,10 @@
 
 use super::structure::{Structure, StructureConfig};
 use super::structure_search::StructureSearch;
+use crate::Strategy;
 use crate::evaluations::continuous_box;
 use crate::gp_ucb::{GpUcb, GpUcbConfig};
 use crate::open::{self, AskTell, OpenQuery};
-use crate::Strategy;
 use agora_core::{Answer, Point, Query, Result, Space};
 use agora_gp::{AdditiveHyper, StationaryKind, Surrogate};
 use agora_math::rng::derive_seed;
@@ -80,7 +80,8 @@ impl Dsbo {
     /// Errors: a bad space or configuration (naming the field).
     pub fn new(space: &Space, config: DsboConfig, seed: u64) -> Result<Dsbo> {
         config.gp_ucb.validate()?;
-        let search = StructureSearch::new(space, config.structure.clone(), derive_seed(seed, &[1]))?;
+        let search =
+            StructureSearch::new(space, config.structure.clone(), derive_seed(seed, &[1]))?;
         Ok(Dsbo {
             space: space.clone(),
             config,
@@ -97,7 +98,12 @@ impl Dsbo {
     /// become singletons.
     ///
     /// Errors: a bad space or configuration, or a bad clique (naming `cliques[i]`).
-    pub fn with_cliques(space: &Space, config: DsboConfig, cliques: &[Vec<usize>], seed: u64) -> Result<Dsbo> {
+    pub fn with_cliques(
+        space: &Space,
+        config: DsboConfig,
+        cliques: &[Vec<usize>],
+        seed: u64,
+    ) -> Result<Dsbo> {
         let dim = continuous_box(space)?;
         config.gp_ucb.validate()?;
         let structure = Structure::from_cliques(dim, cliques)?;
@@ -109,7 +115,12 @@ impl Dsbo {
     /// `derive_seed(seed, [1])`.
     ///
     /// Errors: a bad space or configuration, or more edges than pairs (naming `n_edges`).
-    pub fn with_random_structure(space: &Space, config: DsboConfig, n_edges: usize, seed: u64) -> Result<Dsbo> {
+    pub fn with_random_structure(
+        space: &Space,
+        config: DsboConfig,
+        n_edges: usize,
+        seed: u64,
+    ) -> Result<Dsbo> {
         let dim = continuous_box(space)?;
         config.gp_ucb.validate()?;
         let structure = Structure::random(
@@ -121,7 +132,13 @@ impl Dsbo {
         Dsbo::searching(space, config, seed, Source::Random, structure)
     }
 
-    fn searching(space: &Space, config: DsboConfig, seed: u64, source: Source, structure: Structure) -> Result<Dsbo> {
+    fn searching(
+        space: &Space,
+        config: DsboConfig,
+        seed: u64,
+        source: Source,
+        structure: Structure,
+    ) -> Result<Dsbo> {
         let gp = Dsbo::phase2(space, &config, seed, &structure)?;
         Ok(Dsbo {
             space: space.clone(),
@@ -136,13 +153,23 @@ impl Dsbo {
     }
 
     /// Additive GP-UCB over the structure's cliques.
-    fn phase2(space: &Space, config: &DsboConfig, seed: u64, structure: &Structure) -> Result<GpUcb> {
+    fn phase2(
+        space: &Space,
+        config: &DsboConfig,
+        seed: u64,
+        structure: &Structure,
+    ) -> Result<GpUcb> {
         let surrogate = Surrogate::Additive {
             cliques: structure.cliques.clone(),
             kind: config.kernel,
             hyper: config.hyper.clone(),
         };
-        GpUcb::new(space, surrogate, config.gp_ucb.clone(), derive_seed(seed, &[2]))
+        GpUcb::new(
+            space,
+            surrogate,
+            config.gp_ucb.clone(),
+            derive_seed(seed, &[2]),
+        )
     }
 
     /// The settings.
@@ -222,8 +249,8 @@ mod tests {
     use crate::testing::{additive_problem, run, run_on};
     use crate::{GpUcb, UniformSearch};
     use agora_core::{AnswerKind, Error, QueryKind, Respondent};
-    use agora_problems::additive::{AdditiveConfig, AdditiveFunction, FeatureKernel};
     use agora_problems::AdditiveRespondent;
+    use agora_problems::additive::{AdditiveConfig, AdditiveFunction, FeatureKernel};
 
     #[test]
     fn dsbo_asks_t0_times_c1_hessians_before_its_first_evaluation() {
@@ -242,7 +269,11 @@ mod tests {
         for k in 0..9 {
             let q = dsbo.ask().unwrap();
             assert_eq!(q.id, k, "ids count every query");
-            assert_eq!(dsbo.ask().unwrap(), q, "asking again returns the open query");
+            assert_eq!(
+                dsbo.ask().unwrap(),
+                q,
+                "asking again returns the open query"
+            );
             match &q.kind {
                 QueryKind::Hessian { point } => {
                     kinds.push('h');

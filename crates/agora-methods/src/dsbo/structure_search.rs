@@ -5,9 +5,9 @@
 //! [`StructureSearch::structure`] holds the result.
 
 use super::structure::{Structure, StructureConfig};
+use crate::Strategy;
 use crate::evaluations::{continuous_box, uniform_point};
 use crate::open::{self, AskTell, OpenQuery};
-use crate::Strategy;
 use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
 use agora_math::rng::{Rng, stream};
 
@@ -138,8 +138,8 @@ mod tests {
     use agora_core::Respondent;
     use agora_gp::StationaryKind;
     use agora_math::cliques::maximal_cliques_brute_force;
-    use agora_problems::additive::{AdditiveConfig, AdditiveFunction, FeatureKernel};
     use agora_problems::AdditiveRespondent;
+    use agora_problems::additive::{AdditiveConfig, AdditiveFunction, FeatureKernel};
 
     /// Answers every Hessian query with the same matrix.
     struct ConstantHessian(Vec<Vec<f64>>);
@@ -148,7 +148,9 @@ mod tests {
         fn answer(&mut self, q: &Query) -> Result<Answer> {
             Ok(Answer {
                 query_id: q.id,
-                kind: AnswerKind::Matrix { rows: self.0.clone() },
+                kind: AnswerKind::Matrix {
+                    rows: self.0.clone(),
+                },
             })
         }
     }
