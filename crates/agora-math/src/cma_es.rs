@@ -154,8 +154,8 @@ impl CmaState {
             .map(|i| (0..dim).map(|k| self.b[(i, k)] * bty[k]).sum())
             .collect();
         let a_s = (p.cs * (2.0 - p.cs) * p.mueff).sqrt();
-        for i in 0..dim {
-            self.ps[i] = (1.0 - p.cs) * self.ps[i] + a_s * cinv_y[i];
+        for (ps, c) in self.ps.iter_mut().zip(&cinv_y) {
+            *ps = (1.0 - p.cs) * *ps + a_s * c;
         }
         let ps_norm = self.ps.iter().map(|v| v * v).sum::<f64>().sqrt();
         self.generation += 1;
@@ -163,8 +163,8 @@ impl CmaState {
             < 1.4 + 2.0 / (n + 1.0);
         let hs = if hsig { 1.0 } else { 0.0 };
         let a_c = (p.cc * (2.0 - p.cc) * p.mueff).sqrt();
-        for i in 0..dim {
-            self.pc[i] = (1.0 - p.cc) * self.pc[i] + hs * a_c * yw[i];
+        for (pc, y) in self.pc.iter_mut().zip(&yw) {
+            *pc = (1.0 - p.cc) * *pc + hs * a_c * y;
         }
         let ys: Vec<Vec<f64>> = (0..mu)
             .map(|k| (0..dim).map(|i| (pop[k].1[i] - m_old[i]) / sigma).collect())

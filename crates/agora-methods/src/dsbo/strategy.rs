@@ -49,7 +49,7 @@ enum Source {
 
 #[derive(Debug, Clone)]
 enum Phase {
-    Structure(StructureSearch),
+    Structure(Box<StructureSearch>),
     Search(Box<GpUcb>),
 }
 
@@ -87,7 +87,7 @@ impl Dsbo {
             config,
             seed,
             source: Source::Learn,
-            phase: Phase::Structure(search),
+            phase: Phase::Structure(Box::new(search)),
             structure: None,
             answered: 0,
             open: OpenQuery::default(),
