@@ -3,9 +3,11 @@
 //! [`agora_math::cma_es`]'s; this file evaluates one sample per query and restarts.
 
 use crate::Strategy;
-use crate::evaluations::{Evaluations, continuous_box, evaluate_query, evaluated, uniform_point};
-use crate::open::{self, AskTell, OpenQuery};
-use agora_core::{Answer, Error, Point, Query, Result, Space};
+use crate::evaluations::{
+    Evaluations, continuous_box, evaluate_query, evaluated, evaluations_strategy, uniform_point,
+};
+use crate::open::{AskTell, OpenQuery};
+use agora_core::{Answer, Error, Query, Result, Space};
 use agora_math::cma_es::{CmaParams, CmaState, CmaStep};
 use agora_math::rng::{Rng, stream};
 
@@ -141,18 +143,7 @@ impl Strategy for CmaEs {
     fn name(&self) -> String {
         "cma-es".into()
     }
-    fn ask(&mut self) -> Result<Query> {
-        open::ask(self)
-    }
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        open::tell(self, answer)
-    }
-    fn recommend(&self) -> Option<(Point, f64)> {
-        self.evals.recommend()
-    }
-    fn n_answered(&self) -> usize {
-        self.evals.len()
-    }
+    evaluations_strategy!();
 }
 
 #[cfg(test)]

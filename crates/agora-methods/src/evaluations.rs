@@ -109,3 +109,24 @@ impl Evaluations {
             .map(|i| (Point::Unit(self.unit[i].clone()), self.ys[i]))
     }
 }
+
+/// The [`crate::Strategy`] methods of a strategy that implements [`crate::AskTell`] and
+/// keeps its [`Evaluations`] in field `evals`: `ask`/`tell` through [`crate::open`],
+/// `recommend`/`n_answered` from the evaluations.
+macro_rules! evaluations_strategy {
+    () => {
+        fn ask(&mut self) -> agora_core::Result<agora_core::Query> {
+            crate::open::ask(self)
+        }
+        fn tell(&mut self, answer: &agora_core::Answer) -> agora_core::Result<()> {
+            crate::open::tell(self, answer)
+        }
+        fn recommend(&self) -> Option<(agora_core::Point, f64)> {
+            self.evals.recommend()
+        }
+        fn n_answered(&self) -> usize {
+            self.evals.len()
+        }
+    };
+}
+pub(crate) use evaluations_strategy;

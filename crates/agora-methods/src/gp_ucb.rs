@@ -12,10 +12,12 @@
 //! runner whose budget ends mid-batch simply stops; `q = 1` is sequential GP-UCB.
 
 use crate::Strategy;
-use crate::evaluations::{Evaluations, continuous_box, evaluate_query, evaluated, uniform_point};
-use crate::open::{self, AskTell, OpenQuery};
+use crate::evaluations::{
+    Evaluations, continuous_box, evaluate_query, evaluated, evaluations_strategy, uniform_point,
+};
+use crate::open::{AskTell, OpenQuery};
 use agora_acq::{AcqOptimizer, Beta, BlockAscent, BoxMaximizer, maximize_ucb};
-use agora_core::{Answer, Error, Point, Query, Result, Space};
+use agora_core::{Answer, Error, Query, Result, Space};
 use agora_gp::{ExactGp, FittedSurrogate, Surrogate};
 use agora_math::rng::{Rng, derive_seed, stream};
 use faer::Mat;
@@ -254,18 +256,7 @@ impl Strategy for GpUcb {
             Surrogate::FullArd(_) => "gp-ucb-full".into(),
         }
     }
-    fn ask(&mut self) -> Result<Query> {
-        open::ask(self)
-    }
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        open::tell(self, answer)
-    }
-    fn recommend(&self) -> Option<(Point, f64)> {
-        self.evals.recommend()
-    }
-    fn n_answered(&self) -> usize {
-        self.evals.len()
-    }
+    evaluations_strategy!();
 }
 
 #[cfg(test)]

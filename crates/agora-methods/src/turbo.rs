@@ -2,10 +2,12 @@
 //! Local Bayesian Optimization") as a strategy: one of DSBO's high-dimensional baselines.
 
 use crate::Strategy;
-use crate::evaluations::{Evaluations, continuous_box, evaluate_query, evaluated, uniform_point};
-use crate::open::{self, AskTell, OpenQuery};
+use crate::evaluations::{
+    Evaluations, continuous_box, evaluate_query, evaluated, evaluations_strategy, uniform_point,
+};
+use crate::open::{AskTell, OpenQuery};
 use agora_acq::{Acquisition, RffSample, argmax_finite, ucb_values};
-use agora_core::{Answer, Error, Point, Query, Result, Space};
+use agora_core::{Answer, Error, Query, Result, Space};
 use agora_gp::{FittedSurrogate, GpConfig, StationaryKind, Surrogate};
 use agora_math::rng::{Rng, derive_seed, stream};
 use faer::Mat;
@@ -326,18 +328,7 @@ impl Strategy for Turbo {
     fn name(&self) -> String {
         "turbo".into()
     }
-    fn ask(&mut self) -> Result<Query> {
-        open::ask(self)
-    }
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        open::tell(self, answer)
-    }
-    fn recommend(&self) -> Option<(Point, f64)> {
-        self.evals.recommend()
-    }
-    fn n_answered(&self) -> usize {
-        self.evals.len()
-    }
+    evaluations_strategy!();
 }
 
 #[cfg(test)]

@@ -3,9 +3,11 @@
 //! per-query streams).
 
 use crate::Strategy;
-use crate::evaluations::{Evaluations, continuous_box, evaluate_query, evaluated, uniform_point};
-use crate::open::{self, AskTell, OpenQuery};
-use agora_core::{Answer, Point, Query, Result, Space};
+use crate::evaluations::{
+    Evaluations, continuous_box, evaluate_query, evaluated, evaluations_strategy, uniform_point,
+};
+use crate::open::{AskTell, OpenQuery};
+use agora_core::{Answer, Query, Result, Space};
 use agora_math::rng::{Rng, stream};
 
 /// Uniform random points of the unit cube, drawn in order from ChaCha stream `[]` of the
@@ -55,16 +57,5 @@ impl Strategy for UniformSearch {
     fn name(&self) -> String {
         "random".into()
     }
-    fn ask(&mut self) -> Result<Query> {
-        open::ask(self)
-    }
-    fn tell(&mut self, answer: &Answer) -> Result<()> {
-        open::tell(self, answer)
-    }
-    fn recommend(&self) -> Option<(Point, f64)> {
-        self.evals.recommend()
-    }
-    fn n_answered(&self) -> usize {
-        self.evals.len()
-    }
+    evaluations_strategy!();
 }
