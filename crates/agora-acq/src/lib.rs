@@ -4,6 +4,7 @@
 //! [`Acquisition`] (STYLE.md: small pieces that compose). All acquisitions are maximized.
 
 pub mod analytic;
+pub mod block;
 pub mod fair;
 pub mod graph;
 pub mod maximize;
@@ -12,16 +13,19 @@ pub mod risk;
 pub mod screened;
 pub mod social;
 pub mod thompson;
+pub mod ucb_beta;
 
 use agora_core::Result;
 use faer::MatRef;
 
 pub use analytic::{Analytic, AnalyticKind};
+pub use block::{AcqOptimizer, BlockAscent, argmax_finite, maximize_ucb, ucb_values};
 pub use maximize::{BoxMaximizer, maximize_box, maximize_finite};
 pub use risk::{RiskAverse, RiskKind};
 pub use screened::{LocalSearch, maximize_screened};
 pub use social::{OptimisticImprovement, WelfareUcb};
 pub use thompson::RffSample;
+pub use ucb_beta::Beta;
 
 /// A model with Gaussian posterior marginals over a continuous input.
 pub trait Model: Sync {

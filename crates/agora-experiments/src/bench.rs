@@ -673,17 +673,50 @@ pub struct DsboBenchRow {
     pub cycle_cpu_s: Option<f64>,
 }
 
+/// A respondent that stamps the start and end of every evaluation query it forwards (wall
+/// clock and process CPU time); other queries (Hessians) pass through unstamped.
+struct Stamped<R> {
+    inner: R,
+    stamps: Vec<(Instant, Instant)>,
+    cpu: Vec<(Option<f64>, Option<f64>)>,
+}
+
+impl<R> Stamped<R> {
+    fn new(inner: R) -> Self {
+        Stamped {
+            inner,
+            stamps: Vec::new(),
+            cpu: Vec::new(),
+        }
+    }
+}
+
+impl<R: agora_core::Respondent> agora_core::Respondent for Stamped<R> {
+    fn answer(&mut self, query: &agora_core::Query) -> Result<agora_core::Answer> {
+        if !matches!(query.kind, agora_core::QueryKind::Evaluate { .. }) {
+            return self.inner.answer(query);
+        }
+        let (s, c) = (Instant::now(), process_cpu_s());
+        let a = self.inner.answer(query);
+        self.stamps.push((s, Instant::now()));
+        self.cpu.push((c, process_cpu_s()));
+        a
+    }
+}
+
 /// `agora bench dsbo`: seconds per DSBO iteration on predator–prey N = 3 under Sparse-25
 /// (the HOM, Med size, `D = 401`), as `reproduce dsbo` runs it: Phase 1 on the surrogate
 /// policy Hessian (the full suite's `T0`, states and, per row, the given edge budget), then
 /// `t` uniformly drawn policies evaluated (the told observations), then 5 GP-UCB iterations
-/// timed between objective calls (so episode time is excluded), the first of which refits
-/// the hyperparameters. Full-kernel GP-UCB (Matérn-5/2 ARD, MAP) runs the same way. Medians
+/// timed between evaluation queries (so episode time is excluded; an iteration is `tell`,
+/// then `ask`: fit or condition and UCB maximization), the first of which refits the
+/// hyperparameters. Full-kernel GP-UCB (Matérn-5/2 ARD, MAP) runs the same way. Medians
 /// over `repeats` seeds.
 ///
 /// Errors: `t = 0` or `repeats = 0` (naming them), or a failed run.
 pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<DsboBenchRow>> {
-    use agora_methods::dsbo::{BlackBoxOptimizer, Dsbo, GpUcb};
+    use agora_methods::{Dsbo, GpUcb};
+    use agora_problems::DsboRespondent;
     use agora_problems::dsbo_env::{DsboEnvKind, DsboTask};
     use agora_problems::mpe::RewardSchedule;
     if t == 0 {
@@ -698,9 +731,7 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
         .with_distance_shaping(true)
         .with_schedule(RewardSchedule::Sparse { period: 25 })?;
     let dim = base.dim()?;
-    let (lo, hi) = base.bounds()?;
-    let bounds: Vec<(f64, f64)> = lo.iter().copied().zip(hi.iter().copied()).collect();
-    let gp = agora_methods::dsbo::GpUcbConfig {
+    let gp = agora_methods::GpUcbConfig {
         n_init: t,
         ..crate::dsbo::gp_ucb_config()
     };
@@ -718,23 +749,15 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
             let task = base
                 .clone()
                 .with_seed(agora_math::rng::derive_seed(r, &[0xD5]));
-            let mut objective = task.objective()?;
-            let mut stamps: Vec<(Instant, Instant)> = Vec::with_capacity(t + ITERS);
-            let mut cpu: Vec<(Option<f64>, Option<f64>)> = Vec::with_capacity(t + ITERS);
+            let mut env = Stamped::new(DsboRespondent::new(task, suite.hessian_states)?);
+            let space = env.inner.space().clone();
             let start = Instant::now();
-            let mut timed = |x: &[f64]| {
-                let (s, c) = (Instant::now(), process_cpu_s());
-                let y = objective(x);
-                stamps.push((s, Instant::now()));
-                cpu.push((c, process_cpu_s()));
-                y
-            };
             match edges {
                 Some(e) => {
                     let cfg = crate::dsbo::dsbo_config(suite.t0, e, &gp);
-                    let oracle = crate::dsbo::hessian_oracle(task.clone(), suite.hessian_states);
-                    let mut opt = Dsbo::new(cfg, oracle);
-                    opt.optimize(&mut timed, dim, &bounds, t + ITERS, r)?;
+                    let hessians = cfg.structure.t0 * cfg.structure.c1;
+                    let mut opt = Dsbo::new(&space, cfg, r)?;
+                    crate::dsbo::drive(&mut opt, &mut env, hessians + t + ITERS, |_, _| {})?;
                     if let Some(s) = opt.structure() {
                         shape = (
                             s.edges.len(),
@@ -744,15 +767,11 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
                     }
                 }
                 None => {
-                    GpUcb::full_kernel(dim, gp.clone()).optimize(
-                        &mut timed,
-                        dim,
-                        &bounds,
-                        t + ITERS,
-                        r,
-                    )?;
+                    let mut opt = GpUcb::full_kernel(&space, gp.clone(), r)?;
+                    crate::dsbo::drive(&mut opt, &mut env, t + ITERS, |_, _| {})?;
                 }
             }
+            let (stamps, cpu) = (env.stamps, env.cpu);
             if stamps.len() != t + ITERS {
                 return Err(Error::State(format!(
                     "expected {} evaluations, got {}",

@@ -32,19 +32,19 @@
 //! policy's `v` at its parameters after each batch, best so far).
 
 use crate::report::mean_se;
-use agora_core::{Error, Result};
-use agora_gp::exact::standardization;
-use agora_gp::{ExactGp, GpConfig, Kernel, StationaryKind, Sum};
+use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Respondent, Result, Space};
+use agora_gp::{AdditiveFit, AdditiveHyper, ExactGp, GpConfig, StationaryKind};
 use agora_math::rng::derive_seed;
-use agora_methods::dsbo::{
-    AdditiveHyper, BlackBoxOptimizer, CmaEs, CmaEsConfig, Dsbo, DsboConfig, EdgeRule, GpUcb,
-    GpUcbConfig, HessianOracle, Structure, StructureConfig, Turbo, TurboConfig, UniformSearch,
-    learn_structure,
+use agora_methods::dsbo::{EdgeRule, Structure, StructureConfig};
+use agora_methods::{
+    CmaEs, CmaEsConfig, Dsbo, DsboConfig, GpUcb, GpUcbConfig, Strategy, StructureSearch, Turbo,
+    TurboConfig, UniformSearch,
 };
 use agora_problems::additive::{AdditiveConfig, AdditiveFunction};
 use agora_problems::dsbo_env::{DsboEnvKind, DsboTask};
-use agora_problems::hom::{Ablation, HessianOptions};
+use agora_problems::hom::Ablation;
 use agora_problems::mpe::RewardSchedule;
+use agora_problems::{AdditiveRespondent, DsboRespondent};
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
@@ -240,34 +240,16 @@ pub fn held_out_fit(
     let (ytr, yte) = (&ys[..train], &ys[train..n]);
     // DSS-GP-UCB's model: standardized outcomes, k = Σ_c (1/M) Matérn-5/2(θ_c), the
     // (lengthscale, noise) pair of its default grid with the largest marginal likelihood.
-    let (shift, scale) = standardization(ytr);
-    let ys_std: Vec<f64> = ytr.iter().map(|v| (v - shift) / scale).collect();
-    let (ls, ns) = match AdditiveHyper::default() {
-        AdditiveHyper::Grid {
-            lengthscales,
-            noises,
-        } => (lengthscales, noises),
-        AdditiveHyper::Fixed { lengthscale, noise } => (vec![lengthscale], vec![noise]),
-    };
-    let share = 1.0 / cliques.len() as f64;
-    let mut best: Option<(f64, ExactGp)> = None;
-    for &l in &ls {
-        let kernel: Box<dyn Kernel> =
-            Box::new(Sum::additive(StationaryKind::Matern52, cliques, l, share));
-        for &noise in &ns {
-            if let Ok(gp) = ExactGp::new(xtr.clone(), &ys_std, kernel.clone(), noise, 0.0) {
-                let lml = gp.log_marginal_likelihood();
-                if lml.is_finite() && best.as_ref().is_none_or(|b| lml > b.0) {
-                    best = Some((lml, gp));
-                }
-            }
-        }
-    }
-    let Some((_, agp)) = best else {
-        return Err(Error::Numerical(
-            "no additive hyperparameter pair fits the data".into(),
-        ));
-    };
+    let fit = AdditiveFit::fit(
+        cliques,
+        StationaryKind::Matern52,
+        &AdditiveHyper::default(),
+        &xtr,
+        ytr,
+    )
+    .map_err(|_| Error::Numerical("no additive hyperparameter pair fits the data".into()))?;
+    let (shift, scale) = (fit.shift, fit.scale);
+    let agp = fit.condition(xtr.clone(), ytr)?;
     let (am, av) = agp.predict(xte.as_ref())?;
     let a_mu: Vec<f64> = am.iter().map(|m| m * scale + shift).collect();
     let a_var: Vec<f64> = av
@@ -337,9 +319,10 @@ pub fn recovery(
                             sigma_n,
                         },
                     );
-                    let mut oracle = f.hessian_oracle(sigma_n, 7 + k as u64);
-                    let s =
-                        learn_structure(&mut oracle, f.dim(), &f.bounds(), &cfg, 11 + k as u64)?;
+                    let mut oracle = AdditiveRespondent::new(f.clone(), sigma_n, 7 + k as u64)?;
+                    let mut search = StructureSearch::new(oracle.space(), cfg, 11 + k as u64)?;
+                    drive(&mut search, &mut oracle, t0 * t0, |_, _| {})?;
+                    let s = learned(search.structure())?;
                     let truth: std::collections::BTreeSet<(usize, usize)> = f
                         .edges()
                         .iter()
@@ -511,19 +494,44 @@ pub fn gp_ucb_config() -> GpUcbConfig {
     }
 }
 
-/// DSS-GP-UCB's Phase-1 oracle on `task`: the surrogate policy Hessian (default Sinkhorn /
-/// sigmoid relaxation) over at most `states` states visited by the deterministic policy. A
-/// failed query answers an empty matrix, which Phase 1 rejects by name.
-pub fn hessian_oracle(task: DsboTask, states: usize) -> HessianOracle<'static> {
-    let opts = HessianOptions::default();
-    Box::new(
-        move |theta: &[f64]| match task.surrogate_hessian(theta, &opts, states) {
-            Ok(h) => (0..h.dim)
-                .map(|i| h.data[i * h.dim..(i + 1) * h.dim].to_vec())
-                .collect(),
-            Err(_) => Vec::new(),
-        },
-    )
+/// Ask → answer → tell until `budget` queries are answered (every query counts: an
+/// evaluation of one point, or a Hessian, is one episode in this suite), calling
+/// `on_answer` with each answered query.
+///
+/// Errors: whatever the strategy or the respondent returns.
+pub fn drive(
+    strategy: &mut dyn Strategy,
+    respondent: &mut dyn Respondent,
+    budget: usize,
+    mut on_answer: impl FnMut(&Query, &Answer),
+) -> Result<()> {
+    for _ in 0..budget {
+        let q = strategy.ask()?;
+        let a = respondent.answer(&q)?;
+        strategy.tell(&a)?;
+        on_answer(&q, &a);
+    }
+    Ok(())
+}
+
+/// The structure a finished Phase 1 learned.
+fn learned(s: Option<&Structure>) -> Result<&Structure> {
+    s.ok_or_else(|| Error::State("Phase 1 did not finish".into()))
+}
+
+/// The evaluated points (user units) and values of an answered evaluation query.
+fn evaluations(space: &Space, q: &Query, a: &Answer) -> Vec<(Vec<f64>, f64)> {
+    match (&q.kind, &a.kind) {
+        (QueryKind::Evaluate { points }, AnswerKind::Values { values }) => points
+            .iter()
+            .zip(values)
+            .filter_map(|(p, v)| match p {
+                Point::Unit(u) => Some((space.to_user_reals(u).ok()?, *v)),
+                Point::Index(_) => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn running_max(ys: &[f64]) -> Vec<f64> {
@@ -552,10 +560,56 @@ fn unknown_method(m: &str) -> Error {
     Error::unknown("method", m, &known)
 }
 
+/// DSS-GP-UCB (`dsbo`, or `dsbo-batch` in batches of [`BATCH_Q`]) with the suite's
+/// settings.
+///
+/// Errors: `t0 ≥ episodes` (naming `t0`).
+fn dss_gp_ucb(method: &str, space: &Space, seed: u64, budget: &Budget) -> Result<Dsbo> {
+    if budget.episodes.checked_sub(budget.t0).is_none_or(|r| r < 1) {
+        return Err(Error::invalid(
+            "t0",
+            format!(
+                "Phase 1 ({} rollouts) must leave at least one of the {} episodes",
+                budget.t0, budget.episodes
+            ),
+        ));
+    }
+    let mut gp = gp_ucb_config();
+    if method == "dsbo-batch" {
+        gp.batch = Some(BATCH_Q);
+    }
+    Dsbo::new(space, dsbo_config(budget.t0, budget.edge_budget, &gp), seed)
+}
+
+/// The other black-box methods of the suite.
+///
+/// Errors: an unknown method (naming the allowed ones).
+fn black_box(method: &str, space: &Space, seed: u64, budget: &Budget) -> Result<Box<dyn Strategy>> {
+    let gp_cfg = gp_ucb_config();
+    Ok(match method {
+        "gp-ucb" => Box::new(GpUcb::full_kernel(space, gp_cfg, seed)?),
+        "random-structure" => {
+            let cfg = dsbo_config(1, budget.edge_budget, &gp_cfg);
+            Box::new(Dsbo::with_random_structure(
+                space,
+                cfg,
+                budget.edge_budget,
+                seed,
+            )?)
+        }
+        "turbo" => Box::new(Turbo::new(space, TurboConfig::default(), seed)?),
+        "cma-es" => Box::new(CmaEs::new(space, CmaEsConfig::default(), seed)?),
+        "random" => Box::new(UniformSearch::new(space, seed)?),
+        m => return Err(unknown_method(m)),
+    })
+}
+
 /// Run one method on one experiment.
 ///
-/// DSS-GP-UCB (`dsbo`, and `dsbo-batch` with batches of [`BATCH_Q`]) is charged for its
-/// Phase 1: each of its `t0` Hessian points rolls the policy out once, so it gets
+/// Every black-box method is a strategy [`drive`]n for `episodes` queries against a
+/// [`DsboRespondent`] on the task; each query costs one episode. DSS-GP-UCB (`dsbo`, and
+/// `dsbo-batch` with batches of [`BATCH_Q`]) is thereby charged for its Phase 1: each of
+/// its `t0` Hessian queries (`C1 = 1`) rolls the policy out once, so it gets
 /// `episodes − t0` GP-UCB evaluations; those rollouts' returns count towards its best so far
 /// (they are not given to the GP, as in Alg. 4). When the experiment has both `dsbo` and
 /// `gp-ucb`, their runs also record [`FitDiag`] on their data (GP-UCB's with the structure
@@ -569,103 +623,63 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
     let (lo, hi) = exp.task.bounds()?;
     let bounds: Vec<(f64, f64)> = lo.iter().copied().zip(hi.iter().copied()).collect();
     let task = exp.task.clone().with_seed(derive_seed(seed, &[0xD5]));
-    let mut objective = task.objective()?;
     let gp_cfg = gp_ucb_config();
     let mut edges = 0;
     let mut heat = (0, Vec::new(), Vec::new());
     let mut stats = None;
     let mut cliques = None;
     let mut data: Option<(Vec<Vec<f64>>, Vec<f64>)> = None;
-    let (best_so_far, ys) = match method {
-        "reinforce" => {
-            let cfg = agora_problems::reinforce::ReinforceConfig {
-                episodes: budget.episodes * RL_EPISODE_FACTOR,
-                seed,
-                ..Default::default()
-            };
-            let mut rng = agora_math::rng::stream(seed, &[0xD6]);
-            let theta0: Vec<f64> = bounds
-                .iter()
-                .map(|(l, h)| l + (h - l) * rand::RngExt::random::<f64>(&mut rng))
-                .collect();
-            let trace = agora_problems::reinforce::reinforce(&task, &theta0, &cfg)?;
-            // BO's view of the learner: v at the parameters after training, compared with
-            // the best deterministic evaluation BO found within the same episodes.
-            let v = task.evaluate(&trace.theta)?;
-            let v0 = task.evaluate(&theta0)?;
-            let mut best = trace.best_so_far.clone();
-            if let Some(last) = best.last_mut() {
-                *last = v;
-            }
-            (best, vec![v0, v])
+    let (best_so_far, ys) = if method == "reinforce" {
+        let cfg = agora_problems::reinforce::ReinforceConfig {
+            episodes: budget.episodes * RL_EPISODE_FACTOR,
+            seed,
+            ..Default::default()
+        };
+        let mut rng = agora_math::rng::stream(seed, &[0xD6]);
+        let theta0: Vec<f64> = bounds
+            .iter()
+            .map(|(l, h)| l + (h - l) * rand::RngExt::random::<f64>(&mut rng))
+            .collect();
+        let trace = agora_problems::reinforce::reinforce(&task, &theta0, &cfg)?;
+        // BO's view of the learner: v at the parameters after training, compared with
+        // the best deterministic evaluation BO found within the same episodes.
+        let v = task.evaluate(&trace.theta)?;
+        let v0 = task.evaluate(&theta0)?;
+        let mut best = trace.best_so_far.clone();
+        if let Some(last) = best.last_mut() {
+            *last = v;
         }
-        "dsbo" | "dsbo-batch" => {
-            let rest = budget
-                .episodes
-                .checked_sub(budget.t0)
-                .filter(|r| *r >= 1)
-                .ok_or_else(|| {
-                    Error::invalid(
-                        "t0",
-                        format!(
-                            "Phase 1 ({} rollouts) must leave at least one of the {} episodes",
-                            budget.t0, budget.episodes
-                        ),
-                    )
-                })?;
-            let mut gp = gp_cfg.clone();
-            if method == "dsbo-batch" {
-                gp.batch = Some(BATCH_Q);
+        (best, vec![v0, v])
+    } else {
+        let mut env = DsboRespondent::new(task.clone(), budget.hessian_states)?;
+        let space = env.space().clone();
+        let (mut dsbo, mut other) = (None, None);
+        let strategy: &mut dyn Strategy = if matches!(method, "dsbo" | "dsbo-batch") {
+            dsbo.insert(dss_gp_ucb(method, &space, seed, budget)?)
+        } else {
+            other
+                .insert(black_box(method, &space, seed, budget)?)
+                .as_mut()
+        };
+        let (mut xs, mut vals) = (Vec::new(), Vec::new());
+        drive(strategy, &mut env, budget.episodes, |q, a| {
+            for (x, v) in evaluations(&space, q, a) {
+                xs.push(x);
+                vals.push(v);
             }
-            let cfg = dsbo_config(budget.t0, budget.edge_budget, &gp);
-            let phase1 = std::cell::RefCell::new(Vec::new());
-            let mut inner = hessian_oracle(task.clone(), budget.hessian_states);
-            let rollout = task.clone();
-            let oracle = |theta: &[f64]| -> Vec<Vec<f64>> {
-                // The Hessian's rollout is this episode: its return is observed too.
-                if let Ok(v) = rollout.evaluate(theta) {
-                    phase1.borrow_mut().push(v);
-                }
-                inner(theta)
-            };
-            let mut opt = Dsbo::new(cfg, Box::new(oracle));
-            let trace = opt.optimize(&mut objective, dim, &bounds, rest, seed)?;
-            if let Some(st) = opt.structure() {
-                edges = st.edges.len();
-                heat = pooled(&st.scores, &st.edges, dim);
-                stats = Some(StructureStats::of(st, &task)?);
-                cliques = Some(st.cliques.clone());
-            }
-            drop(opt);
-            let mut ys = phase1.into_inner();
-            ys.extend_from_slice(&trace.ys);
-            if method == "dsbo" {
-                data = Some((trace.xs, trace.ys));
-            }
-            (running_max(&ys), ys)
+        })?;
+        if let Some(st) = dsbo.as_ref().and_then(Dsbo::structure) {
+            edges = st.edges.len();
+            heat = pooled(&st.scores, &st.edges, dim);
+            stats = Some(StructureStats::of(st, &task)?);
+            cliques = Some(st.cliques.clone());
         }
-        _ => {
-            let mut opt: Box<dyn BlackBoxOptimizer> = match method {
-                "gp-ucb" => Box::new(GpUcb::full_kernel(dim, gp_cfg.clone())),
-                "random-structure" => {
-                    let cfg = dsbo_config(1, budget.edge_budget, &gp_cfg);
-                    Box::new(Dsbo::with_random_structure(cfg, budget.edge_budget))
-                }
-                "turbo" => Box::new(Turbo {
-                    config: TurboConfig::default(),
-                }),
-                "cma-es" => Box::new(CmaEs {
-                    config: CmaEsConfig::default(),
-                }),
-                "random" => Box::new(UniformSearch),
-                m => return Err(unknown_method(m)),
-            };
-            let trace = opt.optimize(&mut objective, dim, &bounds, budget.episodes, seed)?;
-            if method == "gp-ucb" {
-                data = Some((trace.xs.clone(), trace.ys.clone()));
-            }
-            (trace.best_so_far, trace.ys)
+        if matches!(method, "dsbo" | "gp-ucb") {
+            data = Some((xs, vals));
         }
+        // Every episode's return, Phase-1 rollouts included, in order.
+        let ys = env.returns().to_vec();
+        (running_max(&ys), ys)
     };
     let seconds = t0.elapsed().as_secs_f64();
     let diagnose = exp.methods.contains(&"dsbo") && exp.methods.contains(&"gp-ucb");
@@ -675,17 +689,13 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
                 Some(c) => c,
                 None => {
                     // The structure the DSS-GP-UCB run of this seed learns (same task
-                    // seed, same Phase-1 seed).
+                    // seed, same seed): its Phase 1 alone.
                     let cfg = dsbo_config(budget.t0, budget.edge_budget, &gp_cfg);
-                    let mut oracle = hessian_oracle(task.clone(), budget.hessian_states);
-                    learn_structure(
-                        &mut *oracle,
-                        dim,
-                        &bounds,
-                        &cfg.structure,
-                        derive_seed(seed, &[1]),
-                    )?
-                    .cliques
+                    let phase1 = cfg.structure.t0 * cfg.structure.c1;
+                    let mut env = DsboRespondent::new(task.clone(), budget.hessian_states)?;
+                    let mut dsbo = Dsbo::new(env.space(), cfg, seed)?;
+                    drive(&mut dsbo, &mut env, phase1, |_, _| {})?;
+                    learned(dsbo.structure())?.cliques.clone()
                 }
             };
             held_out_fit(&xs, &vals, &bounds, &cl, derive_seed(seed, &[0xD7]))?

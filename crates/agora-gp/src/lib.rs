@@ -4,6 +4,7 @@
 //! indices). Kernel hyperparameters live in log space; priors are densities over the
 //! positive value itself (as in GPyTorch), so MAP estimates match BoTorch's.
 
+pub mod additive;
 pub mod anchor;
 pub mod duel;
 pub mod exact;
@@ -15,7 +16,9 @@ pub mod preference;
 pub mod prior;
 pub mod social;
 pub mod social_gp;
+pub mod surrogate;
 
+pub use additive::{AdditiveFit, AdditiveHyper, AdditivePosterior, AdditiveSpec, CliqueColumns};
 pub use anchor::{AnchorKde, NoiseModel};
 pub use duel::{DuelFit, DuelGp, DuelInference, Duels, EpOptions};
 pub use exact::{ExactGp, FitReport, GpConfig, Hyper};
@@ -27,6 +30,7 @@ pub use kernel::{
 pub use multitask::MultiTask;
 pub use preference::{Comparison, PrefConfig, PrefLikelihood, PreferenceGp};
 pub use prior::Prior;
+pub use surrogate::{FittedSurrogate, Surrogate};
 
 use faer::Mat;
 

@@ -5,11 +5,13 @@
 //! log space ([`special`]), truncated-normal samplers ([`truncnorm`]), seeded space-filling designs ([`design`]), box-bounded
 //! L-BFGS-B with multistart ([`optim`]), an augmented-Lagrangian solver for smooth
 //! constrained problems ([`constrained`]), square assignment (Hungarian, Sinkhorn;
-//! [`assign`]), maximal cliques ([`cliques`]), seeded ChaCha streams ([`rng`]) and the
-//! central finite differences that check analytic gradients in tests ([`fd`]).
+//! [`assign`]), maximal cliques ([`cliques`]), the CMA-ES sampler and update ([`cma_es`]),
+//! seeded ChaCha streams ([`rng`]) and the central finite differences that check analytic
+//! gradients in tests ([`fd`]).
 
 pub mod assign;
 pub mod cliques;
+pub mod cma_es;
 pub mod constrained;
 pub mod design;
 pub mod fd;

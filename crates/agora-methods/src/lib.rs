@@ -9,8 +9,11 @@
 pub mod boap;
 pub mod cbo;
 pub mod cbo_graph;
+pub mod cma_es;
 pub mod discrete;
 pub mod dsbo;
+mod evaluations;
+pub mod gp_ucb;
 pub mod group;
 mod history;
 pub mod hpbo;
@@ -20,11 +23,17 @@ pub mod registry;
 pub mod sbo;
 pub mod sbo_gp;
 pub mod standard;
+#[cfg(test)]
+mod testing;
+pub mod turbo;
+pub mod uniform_search;
 
 pub use boap::{Arm, ArmRule, Boap, BoapConfig, BoapRecord, BoapVariant};
 pub use cbo::{Cbo, CboConfig, CboScoring, FixedGp};
 pub use cbo_graph::{Graph, GraphCbo, GraphCboConfig, GraphScoring, GraphSearch};
-pub use dsbo::{BlackBoxOptimizer, Dsbo, DsboConfig, Trace};
+pub use cma_es::{CmaEs, CmaEsConfig};
+pub use dsbo::{Dsbo, DsboConfig, StructureSearch};
+pub use gp_ucb::{GpUcb, GpUcbConfig};
 pub use group::GroupPbo;
 pub use history::History;
 pub use hpbo::{Bandwidth, Hpbo, HpboConfig};
@@ -33,6 +42,8 @@ pub use pbo::{PairRule, Pbo, PboConfig};
 pub use sbo::{Sbo, SboConfig, SboRound, SboVariant};
 pub use sbo_gp::{SboGp, SboGpConfig, SboGpRound, SboGpVariant};
 pub use standard::{GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq};
+pub use turbo::{TrustRegionAcq, Turbo, TurboConfig};
+pub use uniform_search::UniformSearch;
 
 use agora_core::{Answer, Point, Query, QueryKind, Result, Space};
 

@@ -447,18 +447,6 @@ impl AdditiveFunction {
         Ok(h)
     }
 
-    /// A seeded noisy Hessian oracle as a closure, for a black-box structure learner. A
-    /// query with a bad `x` (or a bad `sigma_n`) returns an empty matrix, which learners
-    /// reject as a dimension error.
-    pub fn hessian_oracle(
-        &self,
-        sigma_n: f64,
-        seed: u64,
-    ) -> impl FnMut(&[f64]) -> Vec<Vec<f64>> + '_ {
-        let mut rng = stream(seed, &[2]);
-        move |x: &[f64]| self.noisy_hessian(x, sigma_n, &mut rng).unwrap_or_default()
-    }
-
     /// The connected components of the dependency graph restricted to the dimensions the
     /// function reads, each sorted, in order of their smallest index.
     fn components_of_graph(&self) -> Vec<Vec<usize>> {
@@ -791,35 +779,6 @@ mod tests {
         let expect = 2.0 / 0.5f64.powi(4);
         // Monte Carlo: the estimate's relative sd is about √(2/n) ≈ 0.022 here.
         assert!((var / expect - 1.0).abs() < 0.15, "{var} vs {expect}");
-    }
-
-    #[test]
-    fn noisy_oracle_is_symmetric_seeded_and_has_the_right_noise() {
-        let cfg = AdditiveConfig::new(6, 0.3);
-        let f = AdditiveFunction::sample(&cfg, 1).unwrap();
-        let x = vec![0.4; 6];
-        let h = f.hessian(&x).unwrap();
-        let mut o1 = f.hessian_oracle(0.5, 7);
-        let mut o2 = f.hessian_oracle(0.5, 7);
-        let mut sq = 0.0;
-        let mut count = 0.0;
-        for _ in 0..400 {
-            let a = o1(&x);
-            assert_eq!(a, o2(&x));
-            for i in 0..6 {
-                for j in 0..6 {
-                    assert_eq!(a[i][j], a[j][i]);
-                    if j >= i {
-                        sq += (a[i][j] - h[i][j]).powi(2);
-                        count += 1.0;
-                    }
-                }
-            }
-        }
-        let sd = (sq / count).sqrt();
-        assert!((sd - 0.5).abs() < 0.02, "{sd}");
-        assert!(o1(&[0.1]).is_empty());
-        assert!(f.noisy_hessian(&x, -1.0, &mut stream(0, &[])).is_err());
     }
 
     #[test]

@@ -923,6 +923,27 @@ impl DsboTask {
         Ok(total / self.episodes as f64)
     }
 
+    /// `v(θ)` as [`DsboTask::evaluate`] computes it, with the episodes run in `env` (reset
+    /// from each episode's seed) by `policy` (this task's [`DsboTask::policy`]): what a
+    /// caller evaluating many θ reuses.
+    ///
+    /// Errors: θ of the wrong length or non-finite.
+    pub fn evaluate_in(
+        &self,
+        env: &mut dyn TeamEnv,
+        policy: &HomPolicy,
+        theta: &[f64],
+    ) -> Result<f64> {
+        let mut total = 0.0;
+        for e in 0..self.episodes {
+            let rec = run_episode(env, self.episode_seed(e), self.schedule, |s| {
+                policy.act(theta, s)
+            })?;
+            total += rec.delivered_return();
+        }
+        Ok(total / self.episodes as f64)
+    }
+
     /// `v` as a boxed closure for black-box optimisers. A θ that [`DsboTask::evaluate`] would
     /// reject (wrong length, non-finite) evaluates to NaN.
     ///
@@ -932,16 +953,8 @@ impl DsboTask {
         let task = self.clone();
         let mut env = self.make_env()?;
         Ok(Box::new(move |theta: &[f64]| {
-            let mut total = 0.0;
-            for e in 0..task.episodes {
-                match run_episode(env.as_mut(), task.episode_seed(e), task.schedule, |s| {
-                    policy.act(theta, s)
-                }) {
-                    Ok(rec) => total += rec.delivered_return(),
-                    Err(_) => return f64::NAN,
-                }
-            }
-            total / task.episodes as f64
+            task.evaluate_in(env.as_mut(), &policy, theta)
+                .unwrap_or(f64::NAN)
         }))
     }
 
@@ -951,21 +964,35 @@ impl DsboTask {
     ///
     /// Errors: θ as in [`DsboTask::evaluate`], `max_states = 0`.
     pub fn visited_states(&self, theta: &[f64], max_states: usize) -> Result<Vec<Vec<Vec<f64>>>> {
+        Ok(self.rollouts(&self.policy()?, theta, max_states)?.0)
+    }
+
+    /// The states of [`DsboTask::visited_states`] and `v(θ)` of the same episodes.
+    fn rollouts(
+        &self,
+        policy: &HomPolicy,
+        theta: &[f64],
+        max_states: usize,
+    ) -> Result<(Vec<Vec<Vec<f64>>>, f64)> {
         if max_states == 0 {
             return Err(Error::invalid("max_states", "must be at least 1"));
         }
-        let policy = self.policy()?;
         let mut all = Vec::new();
+        let mut total = 0.0;
         for e in 0..self.episodes {
-            all.extend(self.run(&policy, theta, e)?.states);
+            let rec = self.run(policy, theta, e)?;
+            total += rec.delivered_return();
+            all.extend(rec.states);
         }
+        let v = total / self.episodes as f64;
         if all.len() <= max_states {
-            return Ok(all);
+            return Ok((all, v));
         }
         let stride = all.len() as f64 / max_states as f64;
-        Ok((0..max_states)
+        let states = (0..max_states)
             .map(|k| all[(k as f64 * stride) as usize].clone())
-            .collect())
+            .collect();
+        Ok((states, v))
     }
 
     /// The surrogate policy Hessian at θ (§4.5): [`HomPolicy::surrogate_hessian`] over at most
@@ -978,7 +1005,24 @@ impl DsboTask {
         options: &HessianOptions,
         max_states: usize,
     ) -> Result<PolicyHessian> {
-        let visited = self.visited_states(theta, max_states)?;
-        self.policy()?.surrogate_hessian(theta, &visited, options)
+        Ok(self
+            .surrogate_hessian_and_return(theta, options, max_states)?
+            .0)
+    }
+
+    /// [`DsboTask::surrogate_hessian`] and `v(θ)` of the episodes its states come from (the
+    /// Hessian's rollouts are episodes whose return is observed too; DSBO's Phase 1 counts
+    /// them).
+    ///
+    /// Errors as [`DsboTask::surrogate_hessian`].
+    pub fn surrogate_hessian_and_return(
+        &self,
+        theta: &[f64],
+        options: &HessianOptions,
+        max_states: usize,
+    ) -> Result<(PolicyHessian, f64)> {
+        let policy = self.policy()?;
+        let (visited, v) = self.rollouts(&policy, theta, max_states)?;
+        Ok((policy.surrogate_hessian(theta, &visited, options)?, v))
     }
 }

@@ -5,8 +5,10 @@
 //! through the CLI.
 
 pub mod additive;
+pub mod additive_respondent;
 pub mod boap;
 pub mod dsbo_env;
+pub mod dsbo_respondent;
 pub mod functions;
 pub mod hom;
 pub mod hpbo;
@@ -19,8 +21,10 @@ pub mod traffic;
 pub mod tuning;
 
 pub use additive::{AdditiveConfig, AdditiveFunction, FeatureKernel, OptimumSearch};
+pub use additive_respondent::AdditiveRespondent;
 pub use boap::{BoapBenchmark, Pool, SimulatedExpert};
 pub use dsbo_env::{DsboEnvKind, DsboTask};
+pub use dsbo_respondent::DsboRespondent;
 pub use functions::{TestFunction, by_name};
 pub use hom::{Ablation, HomConfig, HomPolicy, HomSize};
 pub use hpbo::{HpboProblem, OracleDensity};

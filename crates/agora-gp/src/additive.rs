@@ -1,0 +1,508 @@
+//! The additive GP of DSBO's Phase 2 (DSBO paper, §4.4 and Alg. 4 lines 7–9; see
+//! `docs/notes/dsbo.md` §2.2 and §8.3): `k = Σ_c s·κ(‖θ_c − θ'_c‖²/ℓ²)` over the maximal
+//! cliques `c` of the learned dependency graph, one lengthscale `ℓ` and one noise variance
+//! shared by every clique, output scale `s = 1/M` for `M` cliques (so `k(θ, θ) = 1`), on
+//! standardized outcomes.
+//!
+//! - [`AdditiveHyper`]: the candidate `(ℓ, σ²)` pairs, and [`AdditiveFit`]: the pair with the
+//!   largest marginal likelihood (ML-II over a grid; one Gram matrix per lengthscale).
+//! - [`AdditivePosterior`]: the posterior of Eq. 1 evaluated clique by clique, so that moving
+//!   a point on one block of coordinates recomputes only the cliques that read them.
+
+use crate::{ExactGp, Kernel, StationaryKind, Sum};
+use agora_core::{Error, Result};
+use agora_math::linalg::Cholesky;
+use faer::{Mat, MatRef};
+
+/// Hyperparameters of the additive GP (standardized outcomes; every clique has output
+/// scale `1/M`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AdditiveHyper {
+    /// A fixed shared lengthscale (unit-cube coordinates) and noise variance.
+    Fixed {
+        /// Lengthscale of every coordinate of every clique.
+        lengthscale: f64,
+        /// Noise variance.
+        noise: f64,
+    },
+    /// The pair with the largest marginal likelihood over a grid (ML-II).
+    Grid {
+        /// Candidate lengthscales.
+        lengthscales: Vec<f64>,
+        /// Candidate noise variances.
+        noises: Vec<f64>,
+    },
+}
+
+impl Default for AdditiveHyper {
+    /// Lengthscales 0.1…1.0 and noise variances 1e-6…1e-2.
+    fn default() -> Self {
+        AdditiveHyper::Grid {
+            lengthscales: vec![0.1, 0.15, 0.25, 0.4, 0.6, 1.0],
+            noises: vec![1e-6, 1e-4, 1e-2],
+        }
+    }
+}
+
+impl AdditiveHyper {
+    /// The candidate lengthscales and noise variances.
+    pub fn grid(&self) -> (Vec<f64>, Vec<f64>) {
+        match self {
+            AdditiveHyper::Fixed { lengthscale, noise } => (vec![*lengthscale], vec![*noise]),
+            AdditiveHyper::Grid {
+                lengthscales,
+                noises,
+            } => (lengthscales.clone(), noises.clone()),
+        }
+    }
+
+    /// Check the candidates; errors name `hyper`, `hyper.lengthscale` or `hyper.noise`.
+    pub fn validate(&self) -> Result<()> {
+        let (ls, ns) = self.grid();
+        if ls.is_empty() || ns.is_empty() {
+            return Err(Error::invalid(
+                "hyper",
+                "needs at least one lengthscale and noise",
+            ));
+        }
+        if let Some(l) = ls.iter().find(|l| !(l.is_finite() && **l > 0.0)) {
+            return Err(Error::invalid(
+                "hyper.lengthscale",
+                format!("must be a positive finite number, got {l}"),
+            ));
+        }
+        if let Some(n) = ns.iter().find(|n| !(n.is_finite() && **n > 0.0)) {
+            return Err(Error::invalid(
+                "hyper.noise",
+                format!("must be a positive finite number, got {n}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The kernel `Σ_c s κ(‖x_c − x'_c‖²/ℓ²)` ([`Sum::additive`]) by its parameters, kept so
+/// that block moves can update single cliques.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdditiveSpec {
+    /// The cliques (indices into the dimensions).
+    pub cliques: Vec<Vec<usize>>,
+    /// Radial profile (Matérn-5/2 in the paper).
+    pub kind: StationaryKind,
+    /// Shared lengthscale.
+    pub lengthscale: f64,
+    /// Output scale of each clique.
+    pub scale: f64,
+}
+
+impl AdditiveSpec {
+    /// The kernel.
+    pub fn kernel(&self) -> Sum {
+        Sum::additive(self.kind, &self.cliques, self.lengthscale, self.scale)
+    }
+}
+
+/// The fitted additive GP: its kernel, noise variance and the outcome standardization
+/// `(y − shift)/scale` they refer to (prior mean 0 in standardized units).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdditiveFit {
+    /// The kernel.
+    pub spec: AdditiveSpec,
+    /// Noise variance (standardized units).
+    pub noise: f64,
+    /// Outcome shift.
+    pub shift: f64,
+    /// Outcome scale.
+    pub scale: f64,
+}
+
+impl AdditiveFit {
+    /// The `(ℓ, σ²)` pair of `hyper` with the largest marginal likelihood of the
+    /// standardized `y` under `k = Σ_c (1/M) κ` over `cliques` (the first pair on ties;
+    /// pairs whose Cholesky fails are skipped). With a single pair, that pair.
+    ///
+    /// Errors: every pair failed (the last failure).
+    pub fn fit(
+        cliques: &[Vec<usize>],
+        kind: StationaryKind,
+        hyper: &AdditiveHyper,
+        x: &Mat<f64>,
+        y: &[f64],
+    ) -> Result<AdditiveFit> {
+        let (shift, scale) = crate::exact::standardization(y);
+        let ys: Vec<f64> = y.iter().map(|v| (v - shift) / scale).collect();
+        let s = 1.0 / cliques.len() as f64;
+        let (ls, ns) = hyper.grid();
+        let mut best: Option<(f64, AdditiveFit)> = None;
+        let mut last_err = None;
+        for &l in &ls {
+            let spec = AdditiveSpec {
+                cliques: cliques.to_vec(),
+                kind,
+                lengthscale: l,
+                scale: s,
+            };
+            // One Gram matrix per lengthscale, shared by the noise candidates (the
+            // dominant cost with hundreds of cliques).
+            let gram = (ls.len() * ns.len() > 1).then(|| spec.kernel().gram(x.as_ref()));
+            for &noise in &ns {
+                let candidate = AdditiveFit {
+                    spec: spec.clone(),
+                    noise,
+                    shift,
+                    scale,
+                };
+                let Some(gram) = gram.as_ref() else {
+                    return Ok(candidate);
+                };
+                match log_marginal_likelihood(gram, noise, &ys) {
+                    Ok(lml) => {
+                        if lml.is_finite() && best.as_ref().is_none_or(|b| lml > b.0) {
+                            best = Some((lml, candidate));
+                        }
+                    }
+                    Err(e) => last_err = Some(e),
+                }
+            }
+        }
+        best.map(|b| b.1).ok_or_else(|| {
+            last_err.unwrap_or_else(|| Error::Numerical("no additive hyperparameters fit".into()))
+        })
+    }
+
+    /// The GP with these hyperparameters on `(x, y)` (it holds standardized outcomes, so
+    /// its predictions are in standardized units).
+    pub fn condition(&self, x: Mat<f64>, y: &[f64]) -> Result<ExactGp> {
+        let ys: Vec<f64> = y.iter().map(|v| (v - self.shift) / self.scale).collect();
+        ExactGp::new(x, &ys, Box::new(self.spec.kernel()), self.noise, 0.0)
+    }
+}
+
+/// `log N(ys | 0, K + noise·I)` for a precomputed Gram matrix `K`, exactly as
+/// [`ExactGp::log_marginal_likelihood`] computes it for `ExactGp::new(x, ys, k, noise, 0)`
+/// (same jittered Cholesky, same sums).
+fn log_marginal_likelihood(gram: &Mat<f64>, noise: f64, ys: &[f64]) -> Result<f64> {
+    const LN_2PI: f64 = 1.837_877_066_409_345_5;
+    agora_core::check_finite("noise", noise)?;
+    let mut a = gram.clone();
+    for i in 0..a.nrows() {
+        a[(i, i)] += noise;
+    }
+    let chol = Cholesky::new(a.as_ref())?;
+    let alpha = chol.solve_vec(ys);
+    let quad: f64 = ys.iter().zip(&alpha).map(|(y, a)| y * a).sum();
+    Ok(-0.5 * quad - 0.5 * chol.log_det() - 0.5 * ys.len() as f64 * LN_2PI)
+}
+
+/// The posterior of an additive GP (DSBO Eq. 1 with `k = Σ_c k_c`) evaluated clique by
+/// clique: a point's cross-covariance with the data is `k(X, x) = Σ_c k_c(X, x_c)`, so a
+/// move on one block recomputes only the cliques that read the block (`O(|touching| · n)`
+/// per candidate instead of `O(M n)`), then one triangular solve gives the variance. It
+/// factors the same `K + σ²I` as the [`ExactGp`] it is built from, on the same data, and
+/// its moments are in the units of the outcomes that GP holds.
+pub struct AdditivePosterior<'g> {
+    x: MatRef<'g, f64>,
+    spec: &'g AdditiveSpec,
+    inv_l2: f64,
+    chol: Cholesky,
+    alpha: Vec<f64>,
+    mean: f64,
+    prior: f64,
+    /// For each clique, the cliques sharing a coordinate with it.
+    touch: Vec<Vec<usize>>,
+}
+
+/// The cross-covariance of one point with the data, clique by clique, and its sum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CliqueColumns {
+    parts: Vec<Vec<f64>>,
+    total: Vec<f64>,
+}
+
+impl CliqueColumns {
+    /// `k(X, x) = Σ_c k_c(X, x_c)`.
+    pub fn total(&self) -> &[f64] {
+        &self.total
+    }
+}
+
+impl<'g> AdditivePosterior<'g> {
+    /// The posterior of `gp`, whose kernel is `spec`'s.
+    ///
+    /// Errors: the Cholesky of `K + σ²I` fails.
+    pub fn new(gp: &'g ExactGp, spec: &'g AdditiveSpec) -> Result<Self> {
+        let x = gp.x();
+        let h = gp.hyper();
+        let mut a = spec.kernel().gram(x);
+        for i in 0..a.nrows() {
+            a[(i, i)] += h.noise;
+        }
+        let chol = Cholesky::new(a.as_ref())?;
+        // Built on standardized data with unit scale, so `y()` is what the GP holds.
+        let r: Vec<f64> = gp.y().iter().map(|v| v - h.mean).collect();
+        let alpha = chol.solve_vec(&r);
+        let touch = spec
+            .cliques
+            .iter()
+            .map(|b| {
+                (0..spec.cliques.len())
+                    .filter(|&p| spec.cliques[p].iter().any(|j| b.contains(j)))
+                    .collect()
+            })
+            .collect();
+        Ok(AdditivePosterior {
+            x,
+            spec,
+            inv_l2: 1.0 / (spec.lengthscale * spec.lengthscale),
+            chol,
+            alpha,
+            mean: h.mean,
+            prior: spec.cliques.len() as f64 * spec.scale * spec.kind.value(0.0),
+            touch,
+        })
+    }
+
+    /// The cliques (the blocks a maximizer moves).
+    pub fn cliques(&self) -> &[Vec<usize>] {
+        &self.spec.cliques
+    }
+
+    /// `k_p(X_i, z)` for every training row `i`, with `z(j)` the point's coordinate `j`.
+    fn part(&self, p: usize, z: impl Fn(usize) -> f64, out: &mut [f64]) {
+        let clique = &self.spec.cliques[p];
+        for (i, o) in out.iter_mut().enumerate() {
+            let r2: f64 = clique
+                .iter()
+                .map(|&j| {
+                    let d = self.x[(i, j)] - z(j);
+                    d * d
+                })
+                .sum::<f64>()
+                * self.inv_l2;
+            *o = self.spec.scale * self.spec.kind.value(r2);
+        }
+    }
+
+    /// Posterior mean and latent variance from cross-covariance columns `k` (n × m).
+    fn moments_from_columns(&self, mut k: Mat<f64>) -> (Vec<f64>, Vec<f64>) {
+        let m = k.ncols();
+        let mu: Vec<f64> = (0..m)
+            .map(|c| {
+                self.mean
+                    + (0..k.nrows())
+                        .map(|i| k[(i, c)] * self.alpha[i])
+                        .sum::<f64>()
+            })
+            .collect();
+        self.chol.solve_lower_in_place(k.as_mut());
+        let var = (0..m)
+            .map(|c| {
+                let q: f64 = (0..k.nrows()).map(|i| k[(i, c)] * k[(i, c)]).sum();
+                (self.prior - q).max(0.0)
+            })
+            .collect();
+        (mu, var)
+    }
+
+    /// Posterior mean and latent variance at every row of `xs`.
+    pub fn predict(&self, xs: &Mat<f64>) -> (Vec<f64>, Vec<f64>) {
+        let n = self.x.nrows();
+        let (mut mu, mut var) = (
+            Vec::with_capacity(xs.nrows()),
+            Vec::with_capacity(xs.nrows()),
+        );
+        let mut col = vec![0.0; n];
+        // Chunks bound the n × m cross-covariance buffers.
+        for start in (0..xs.nrows()).step_by(256) {
+            let m = 256.min(xs.nrows() - start);
+            let mut k = Mat::<f64>::zeros(n, m);
+            for c in 0..m {
+                for p in 0..self.spec.cliques.len() {
+                    self.part(p, |j| xs[(start + c, j)], &mut col);
+                    for (i, v) in col.iter().enumerate() {
+                        k[(i, c)] += v;
+                    }
+                }
+            }
+            let (a, b) = self.moments_from_columns(k);
+            mu.extend(a);
+            var.extend(b);
+        }
+        (mu, var)
+    }
+
+    /// The cross-covariance columns of point `x`.
+    pub fn columns(&self, x: &[f64]) -> CliqueColumns {
+        let n = self.x.nrows();
+        let parts: Vec<Vec<f64>> = (0..self.spec.cliques.len())
+            .map(|p| {
+                let mut col = vec![0.0; n];
+                self.part(p, |j| x[j], &mut col);
+                col
+            })
+            .collect();
+        let mut total = vec![0.0; n];
+        for col in &parts {
+            for (t, v) in total.iter_mut().zip(col) {
+                *t += v;
+            }
+        }
+        CliqueColumns { parts, total }
+    }
+
+    /// Mean and variance at every row of `cand`, each equal to the point of `st` outside
+    /// clique `b`'s coordinates.
+    pub fn predict_moves(
+        &self,
+        st: &CliqueColumns,
+        b: usize,
+        cand: &Mat<f64>,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let n = self.x.nrows();
+        // The cross-covariance of the untouched cliques is shared by every candidate.
+        let mut rest = st.total.clone();
+        for &p in &self.touch[b] {
+            for (r, v) in rest.iter_mut().zip(&st.parts[p]) {
+                *r -= v;
+            }
+        }
+        let mut k = Mat::<f64>::zeros(n, cand.nrows());
+        let mut col = vec![0.0; n];
+        for c in 0..cand.nrows() {
+            for (i, r) in rest.iter().enumerate() {
+                k[(i, c)] = *r;
+            }
+            for &p in &self.touch[b] {
+                self.part(p, |j| cand[(c, j)], &mut col);
+                for (i, v) in col.iter().enumerate() {
+                    k[(i, c)] += v;
+                }
+            }
+        }
+        self.moments_from_columns(k)
+    }
+
+    /// Update `st` after its point moved to `x` on clique `b`'s coordinates.
+    pub fn commit(&self, st: &mut CliqueColumns, x: &[f64], b: usize) {
+        for &p in &self.touch[b] {
+            let mut col = std::mem::take(&mut st.parts[p]);
+            self.part(p, |j| x[j], &mut col);
+            st.parts[p] = col;
+        }
+        // Re-summed rather than updated, so rounding never accumulates.
+        st.total.iter_mut().for_each(|t| *t = 0.0);
+        for col in &st.parts {
+            for (t, v) in st.total.iter_mut().zip(col) {
+                *t += v;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agora_math::rng::stream;
+    use rand::RngExt;
+
+    /// Data from `v(x) = sin(6 x₀ + 3 x₁) + cos(4 x₂) + x₃ x₄` on `[0, 1]⁵`.
+    fn data(n: usize, seed: u64) -> (Mat<f64>, Vec<f64>) {
+        let mut rng = stream(seed, &[]);
+        let x = Mat::from_fn(n, 5, |_, _| rng.random::<f64>());
+        let y = (0..n)
+            .map(|i| {
+                (6.0 * x[(i, 0)] + 3.0 * x[(i, 1)]).sin()
+                    + (4.0 * x[(i, 2)]).cos()
+                    + x[(i, 3)] * x[(i, 4)]
+            })
+            .collect();
+        (x, y)
+    }
+
+    #[test]
+    fn the_grid_fit_picks_the_exact_gp_with_the_largest_marginal_likelihood() {
+        let cliques = vec![vec![0, 1], vec![2], vec![3, 4]];
+        let (x, y) = data(20, 1);
+        let hyper = AdditiveHyper::default();
+        let fit = AdditiveFit::fit(&cliques, StationaryKind::Matern52, &hyper, &x, &y).unwrap();
+        // Brute force: an ExactGp per pair, its own log marginal likelihood.
+        let (shift, scale) = crate::exact::standardization(&y);
+        let ys: Vec<f64> = y.iter().map(|v| (v - shift) / scale).collect();
+        let (ls, ns) = hyper.grid();
+        let mut best = (f64::NEG_INFINITY, 0.0, 0.0);
+        for &l in &ls {
+            for &noise in &ns {
+                let k = Sum::additive(StationaryKind::Matern52, &cliques, l, 1.0 / 3.0);
+                let gp = ExactGp::new(x.clone(), &ys, Box::new(k), noise, 0.0).unwrap();
+                let lml = gp.log_marginal_likelihood();
+                if lml > best.0 {
+                    best = (lml, l, noise);
+                }
+            }
+        }
+        assert_eq!((fit.spec.lengthscale, fit.noise), (best.1, best.2));
+        assert_eq!((fit.shift, fit.scale), (shift, scale));
+        let gp = fit.condition(x, &y).unwrap();
+        assert_eq!(gp.log_marginal_likelihood(), best.0);
+        assert!(
+            AdditiveHyper::Grid {
+                lengthscales: vec![],
+                noises: vec![1.0]
+            }
+            .validate()
+            .is_err()
+        );
+        let e = AdditiveHyper::Fixed {
+            lengthscale: 0.5,
+            noise: -1.0,
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.to_string().contains("hyper.noise"), "{e}");
+    }
+
+    #[test]
+    fn clique_wise_moments_equal_the_exact_gp_posterior() {
+        let cliques = vec![vec![0, 1], vec![1, 2], vec![3], vec![3, 4]];
+        let (x, y) = data(25, 2);
+        let fit = AdditiveFit::fit(
+            &cliques,
+            StationaryKind::Matern52,
+            &AdditiveHyper::default(),
+            &x,
+            &y,
+        )
+        .unwrap();
+        let gp = fit.condition(x, &y).unwrap();
+        let post = AdditivePosterior::new(&gp, &fit.spec).unwrap();
+        let mut rng = stream(3, &[]);
+        let xs = Mat::from_fn(7, 5, |_, _| rng.random::<f64>());
+        let (m0, v0) = gp.predict(xs.as_ref()).unwrap();
+        let (m1, v1) = post.predict(&xs);
+        for i in 0..7 {
+            assert!((m0[i] - m1[i]).abs() < 1e-9 && (v0[i] - v1[i]).abs() < 1e-9);
+        }
+        // Moves on each clique from cached columns, then committed columns equal fresh ones.
+        let mut p: Vec<f64> = (0..5).map(|j| xs[(0, j)]).collect();
+        let mut st = post.columns(&p);
+        for (b, clique) in cliques.iter().enumerate() {
+            let mut cand = Mat::from_fn(3, 5, |_, j| p[j]);
+            for r in 0..3 {
+                for &j in clique {
+                    cand[(r, j)] = rng.random::<f64>();
+                }
+            }
+            let (mm, vm) = post.predict_moves(&st, b, &cand);
+            let (mr, vr) = gp.predict(cand.as_ref()).unwrap();
+            for r in 0..3 {
+                assert!((mm[r] - mr[r]).abs() < 1e-9 && (vm[r] - vr[r]).abs() < 1e-9);
+            }
+            p = (0..5).map(|j| cand[(0, j)]).collect();
+            post.commit(&mut st, &p, b);
+            let fresh = post.columns(&p);
+            for (a, r) in st.total().iter().zip(fresh.total()) {
+                assert!((a - r).abs() < 1e-12);
+            }
+        }
+    }
+}
