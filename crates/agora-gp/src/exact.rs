@@ -7,14 +7,13 @@
 //! constant mean; ../shared/anchors/RESULTS.md §1), so results are comparable.
 
 use crate::kernel::{Kernel, ParamKind, Scale, Stationary, StationaryKind};
+use crate::mll::{LN_2PI, log_marginal_likelihood_parts};
 use crate::prior::Prior;
 use agora_core::{Error, Result};
 use agora_math::linalg::Cholesky;
 use agora_math::optim::{self, LbfgsbOptions};
 use faer::{Mat, MatRef};
 use rand::Rng;
-
-const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
 /// How an [`ExactGp`] is built and fitted.
 #[derive(Debug, Clone, PartialEq)]
@@ -288,23 +287,8 @@ impl Objective<'_> {
         kernel.set_params(&kp)?;
         let n = self.ys.len();
         let k = kernel.gram(self.x);
-        let mut a = k.clone();
-        for i in 0..n {
-            a[(i, i)] += noise;
-        }
-        let chol = Cholesky::new(a.as_ref())?;
-        drop(a);
         let r: Vec<f64> = self.ys.iter().map(|y| y - mean).collect();
-        let alpha = chol.solve_vec(&r);
-        let quad: f64 = r.iter().zip(&alpha).map(|(a, b)| a * b).sum();
-        let mll = -0.5 * quad - 0.5 * chol.log_det() - 0.5 * n as f64 * LN_2PI;
-        // W = ½(ααᵀ − A⁻¹), built in place over A⁻¹.
-        let mut w = chol.inverse();
-        for c in 0..n {
-            for rr in 0..n {
-                w[(rr, c)] = 0.5 * (alpha[rr] * alpha[c] - w[(rr, c)]);
-            }
-        }
+        let (mll, alpha, w) = log_marginal_likelihood_parts(k.as_ref(), noise, &r)?;
         let gk = kernel.grad_contract_with_gram(self.x, w.as_ref(), k.as_ref());
         let trace_w: f64 = (0..n).map(|i| w[(i, i)]).sum();
         let mut lp = 0.0;

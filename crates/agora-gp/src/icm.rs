@@ -15,10 +15,9 @@
 //! the kernel shared by all tasks is the one with the largest summed likelihood.
 
 use crate::kernel::Kernel;
+use crate::mll::LN_2PI;
 use agora_core::{Error, Result};
 use faer::{Mat, MatRef, Side};
-
-const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
 /// Symmetric eigendecomposition with eigenvalues clamped at zero (Gram matrices are PSD up
 /// to rounding).

@@ -11,6 +11,7 @@ pub mod exact;
 pub mod gibbs;
 pub mod icm;
 pub mod kernel;
+mod mll;
 pub mod multitask;
 pub mod preference;
 pub mod prior;

@@ -4,12 +4,10 @@
 use super::{ALPHA_BOUNDS, AugmentedGibbs, LENGTHSCALE_BOUNDS, positive};
 use crate::exact::ExactGp;
 use crate::kernel::Kernel;
+use crate::mll::log_marginal_likelihood_parts;
 use agora_core::{Error, Result};
-use agora_math::linalg::Cholesky;
 use agora_math::optim::{self, LbfgsbOptions};
 use faer::{Mat, MatRef};
-
-const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
 /// Augmented rows `[x, μ̄, σ̄]` from `x` (`n × d`), the normalised rank-GP means `mu_bar`
 /// (`n × m`) and their rescaled stds `sigma_bar` (`n × m`, each `≥ 0`). Errors name the
@@ -99,23 +97,8 @@ pub fn log_marginal_likelihood(
     y: &[f64],
     noise: f64,
 ) -> Result<(f64, Vec<f64>)> {
-    let n = y.len();
     let k = kernel.gram(x);
-    let mut a = k.clone();
-    for i in 0..n {
-        a[(i, i)] += noise;
-    }
-    let chol = Cholesky::new(a.as_ref())?;
-    let alpha = chol.solve_vec(y);
-    let quad: f64 = y.iter().zip(&alpha).map(|(a, b)| a * b).sum();
-    let mll = -0.5 * quad - 0.5 * chol.log_det() - 0.5 * n as f64 * LN_2PI;
-    // W = ½(ααᵀ − A⁻¹).
-    let mut w = chol.inverse();
-    for c in 0..n {
-        for r in 0..n {
-            w[(r, c)] = 0.5 * (alpha[r] * alpha[c] - w[(r, c)]);
-        }
-    }
+    let (mll, _, w) = log_marginal_likelihood_parts(k.as_ref(), noise, y)?;
     Ok((mll, kernel.contract(x, w.as_ref(), k.as_ref())))
 }
 
