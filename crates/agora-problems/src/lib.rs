@@ -6,6 +6,7 @@
 
 pub mod additive;
 pub mod boap;
+pub mod boap_respondent;
 pub mod dsbo_env;
 pub mod functions;
 pub mod hom;
@@ -20,9 +21,10 @@ pub mod tuning;
 
 pub use additive::{AdditiveConfig, AdditiveFunction, FeatureKernel, OptimumSearch};
 pub use boap::{BoapBenchmark, Pool, SimulatedExpert};
+pub use boap_respondent::{BoapRespondent, ObjectiveTruth};
 pub use dsbo_env::{DsboEnvKind, DsboTask};
 pub use functions::{TestFunction, by_name};
 pub use hom::{Ablation, HomConfig, HomPolicy, HomSize};
-pub use hpbo::{HpboProblem, OracleDensity};
+pub use hpbo::{HpboProblem, HpboRespondent, OracleDensity};
 pub use oracle::{Oracle, Problem, RaterModel};
 pub use reinforce::{ReinforceConfig, reinforce};
