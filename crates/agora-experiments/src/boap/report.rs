@@ -359,3 +359,49 @@ pub fn report_markdown(
     }
     Ok(md)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agora_problems::BoapBenchmark;
+
+    fn run(setting: Setting, method: &str, seed: u64, last: f64) -> BoapRun {
+        BoapRun {
+            task: "benchmark1d".into(),
+            setting,
+            method: method.into(),
+            seed,
+            regret: vec![1.0, last],
+            arms: vec![Arm::Control, Arm::Human],
+            scores: vec![(None, None); 2],
+            comparisons: 0,
+            seconds: vec![0.0; 2],
+        }
+    }
+
+    #[test]
+    fn claims_pair_seeds_and_state_the_rule() {
+        // BOAP ends below BO-TS and BO-EI by 0.5 on every seed, across seeds that differ.
+        let mut runs = Vec::new();
+        for (s, b) in [1.0, 3.0, 2.0].iter().enumerate() {
+            let s = s as u64;
+            for m in ["boap", "boap-fd", "boap-oa"] {
+                for setting in [Setting::Accurate, Setting::Inaccurate, Setting::Noisy(0.3)] {
+                    runs.push(run(setting, m, s, *b));
+                }
+            }
+            runs.push(run(Setting::Accurate, "bo-ts", s, b + 0.5));
+            runs.push(run(Setting::Accurate, "bo-ei", s, b + 0.5));
+        }
+        let tasks = [Task::Bench(BoapBenchmark::Benchmark1d)];
+        let md = report_markdown(&tasks, &runs, true, 0.0, &[]).unwrap();
+        assert!(md.contains(
+            "**Accurate features: BOAP has lower final regret than BO-TS and BO-EI**: **holds**"
+        ));
+        assert!(md.contains("BOAP vs BO-TS paired difference 0.5000 ± 0.0000 (3 seeds)"));
+        assert!(md.contains("holds on 1 of 1 tasks"));
+        // Equal Arm-𝔣 shares: "more often under IA" does not hold.
+        assert!(md.contains("accurate features**: **does not hold** — 3/6 (50 %)"));
+        assert!(md.contains(stats::RULE));
+    }
+}

@@ -409,3 +409,59 @@ pub fn report_markdown(
     md.push_str("\nRaw per-round records: records.jsonl / records.csv; summaries: summary.json.\n");
     Ok(md)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-round record whose metrics are all `v` except the noise variance `nv`.
+    fn rec(method: &str, seed: u64, v: f64, nv: f64) -> HpboRecord {
+        HpboRecord {
+            experiment: "main".into(),
+            method: method.into(),
+            problem: "sine1d".into(),
+            seed,
+            iter: 1,
+            x: vec![0.5],
+            f: v,
+            noise_var: nv,
+            noise_var_est: nv,
+            mv: v,
+            ra_regret: v,
+            regret: v,
+            ra_cum_regret: v,
+            cum_regret: v,
+            best_f: v,
+            best_mv: v,
+            seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn claims_pair_seeds_and_state_the_rule() {
+        // Seeds vary a lot, but RAHBO and ANPEI are below EI and UCB by exactly 1 on each
+        // seed: paired, the claim holds (unpaired, the SEs would overlap).
+        let base = [0.0, 10.0, -7.0, 3.0];
+        let mut records = Vec::new();
+        for (s, b) in base.iter().enumerate() {
+            let s = s as u64;
+            records.push(rec("rahbo", s, *b, 0.1));
+            records.push(rec("anpei", s, *b, 0.1));
+            records.push(rec("ei", s, b + 1.0, 0.1 + 0.01 * s as f64));
+            // UCB's noise is lower than RAHBO's on one seed only.
+            records.push(rec("ucb", s, b + 1.0, if s == 0 { 0.0 } else { 0.15 }));
+        }
+        let exps = experiments(true);
+        let sums = summarize(&records);
+        let md = report_markdown(&exps[..1], &records, &sums, true, 0.0, &[]).unwrap();
+        assert!(md.contains(
+            "**sine1d: risk-averse AFs have lower risk-averse cumulative regret than EI and UCB** — **holds**."
+        ));
+        assert!(md.contains("RAHBO vs EI: **holds**, paired difference 1.000 ± 0.000 (4 seeds)"));
+        // Best values: EI and UCB higher by 1 on every seed, so they beat both.
+        assert!(md.contains("not competitive: EI vs RAHBO paired difference 1.000 ± 0.000"));
+        // Noise: lower than EI on every seed (holds), than UCB in the mean only.
+        assert!(md.contains("Queries with lower noise (Figs. S1/S2): **holds in the mean only**"));
+        assert!(md.contains(stats::RULE));
+    }
+}
