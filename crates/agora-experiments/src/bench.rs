@@ -3,7 +3,8 @@
 //! `run_all.sh` for a side-by-side run on the same machine).
 
 use crate::grid::run_one;
-use crate::report::{mean_se, median};
+use crate::stats::{mean_se, median, pm};
+use crate::table::Table;
 use agora_core::{Error, Result};
 use agora_gp::{ExactGp, GpConfig};
 use faer::Mat;
@@ -184,53 +185,63 @@ pub fn exact_gp(ns: &[usize], repeats: usize, anchors: Option<&Path>) -> Result<
 
 /// The exact-GP benchmark as a markdown table with ratios to BoTorch.
 pub fn exact_gp_table(rows: &[GpRow]) -> String {
-    let mut s = String::from(
-        "| n | fit s (agora / BoTorch, speed-up) | evals (agora / BoTorch) | predict 1000 s (agora / BoTorch) | RMSE (agora / BoTorch, Δ%) | MLPD (agora / BoTorch, Δ%) | loss (agora / BoTorch) | peak MB |\n|---|---|---|---|---|---|---|---|\n",
-    );
+    let mut t = Table::new(&[
+        "n",
+        "fit s (agora / BoTorch, speed-up)",
+        "evals (agora / BoTorch)",
+        "predict 1000 s (agora / BoTorch)",
+        "RMSE (agora / BoTorch, Δ%)",
+        "MLPD (agora / BoTorch, Δ%)",
+        "loss (agora / BoTorch)",
+        "peak MB",
+    ]);
+    let pct = |a: f64, b: f64| 100.0 * (a - b) / b.abs();
     for r in rows {
-        let pct = |a: f64, b: f64| 100.0 * (a - b) / b.abs();
+        let peak = format!("{:.0}", r.peak_mb.unwrap_or(f64::NAN));
         match &r.anchor {
-            Some(a) => {
-                let _ = writeln!(
-                    s,
-                    "| {} | {:.4} / {:.3} ({:.1}x) | {} / {} | {:.4} / {:.4} ({:.1}x) | {:.4} / {:.4} ({:+.2}%) | {:.4} / {:.4} ({:+.2}%) | {:.6} / {:.6} | {:.0} |",
-                    r.n,
+            Some(a) => t.row([
+                r.n.to_string(),
+                format!(
+                    "{:.4} / {:.3} ({:.1}x)",
                     r.fit_s,
                     a.fit_s,
-                    a.fit_s / r.fit_s,
-                    r.evals,
-                    a.evals,
+                    a.fit_s / r.fit_s
+                ),
+                format!("{} / {}", r.evals, a.evals),
+                format!(
+                    "{:.4} / {:.4} ({:.1}x)",
                     r.predict_s,
                     a.predict_s,
-                    a.predict_s / r.predict_s,
+                    a.predict_s / r.predict_s
+                ),
+                format!(
+                    "{:.4} / {:.4} ({:+.2}%)",
                     r.rmse,
                     a.rmse,
-                    pct(r.rmse, a.rmse),
+                    pct(r.rmse, a.rmse)
+                ),
+                format!(
+                    "{:.4} / {:.4} ({:+.2}%)",
                     r.mlpd,
                     a.mlpd,
-                    pct(r.mlpd, a.mlpd),
-                    r.loss,
-                    a.loss,
-                    r.peak_mb.unwrap_or(f64::NAN)
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    s,
-                    "| {} | {:.4} | {} | {:.4} | {:.4} | {:.4} | {:.6} | {:.0} |",
-                    r.n,
-                    r.fit_s,
-                    r.evals,
-                    r.predict_s,
-                    r.rmse,
-                    r.mlpd,
-                    r.loss,
-                    r.peak_mb.unwrap_or(f64::NAN)
-                );
-            }
-        }
+                    pct(r.mlpd, a.mlpd)
+                ),
+                format!("{:.6} / {:.6}", r.loss, a.loss),
+                peak,
+            ]),
+            None => t.row([
+                r.n.to_string(),
+                format!("{:.4}", r.fit_s),
+                r.evals.to_string(),
+                format!("{:.4}", r.predict_s),
+                format!("{:.4}", r.rmse),
+                format!("{:.4}", r.mlpd),
+                format!("{:.6}", r.loss),
+                peak,
+            ]),
+        };
     }
-    s
+    t.markdown()
 }
 
 /// Result of the BO-loop benchmark for one method.
@@ -321,9 +332,14 @@ pub fn bo(methods: &[String], seeds: u64, anchors: Option<&Path>) -> Result<Vec<
 
 /// The BO benchmark as a markdown table; speed-ups are relative to each agora row's time.
 pub fn bo_table(rows: &[BoRow]) -> String {
-    let mut s = String::from(
-        "| method | seeds | median s / iteration | final regret (mean ± SE) | stuck (regret > 0.1) | per seed (first 10) |\n|---|---|---|---|---|---|\n",
-    );
+    let mut t = Table::new(&[
+        "method",
+        "seeds",
+        "median s / iteration",
+        "final regret (mean ± SE)",
+        "stuck (regret > 0.1)",
+        "per seed (first 10)",
+    ]);
     for r in rows {
         let per: Vec<String> = r
             .final_regret_per_seed
@@ -332,19 +348,16 @@ pub fn bo_table(rows: &[BoRow]) -> String {
             .map(|v| format!("{v:.4}"))
             .collect();
         let stuck = r.final_regret_per_seed.iter().filter(|v| **v > 0.1).count();
-        let _ = writeln!(
-            s,
-            "| {} | {} | {:.4} | {:.4} ± {:.4} | {}/{} | {} |",
-            r.method,
-            r.seeds,
-            r.median_iter_s,
-            r.final_regret_mean,
-            r.final_regret_se,
-            stuck,
-            r.final_regret_per_seed.len(),
-            per.join(", ")
-        );
+        t.row([
+            r.method.clone(),
+            r.seeds.to_string(),
+            format!("{:.4}", r.median_iter_s),
+            pm(r.final_regret_mean, r.final_regret_se, 4),
+            format!("{stuck}/{}", r.final_regret_per_seed.len()),
+            per.join(", "),
+        ]);
     }
+    let mut s = t.markdown();
     let agora: Vec<&BoRow> = rows
         .iter()
         .filter(|r| !r.method.contains("(anchor)"))
@@ -467,9 +480,14 @@ pub fn pbo(method: &str, seeds: u64, anchors: Option<&Path>) -> Result<Vec<PboRo
 
 /// The PBO benchmark as a markdown table with per-iteration speed-ups.
 pub fn pbo_table(rows: &[PboRow]) -> String {
-    let mut s = String::from(
-        "| problem | method | seeds | fit+acq s @1 / @10 / @20 / @40 | final regret (mean ± SE) | per seed |\n|---|---|---|---|---|---|\n",
-    );
+    let mut t = Table::new(&[
+        "problem",
+        "method",
+        "seeds",
+        "fit+acq s @1 / @10 / @20 / @40",
+        "final regret (mean ± SE)",
+        "per seed",
+    ]);
     for r in rows {
         let it: Vec<String> = (0..4)
             .map(|k| format!("{:.4}", r.fit_s[k] + r.acq_s[k]))
@@ -479,18 +497,16 @@ pub fn pbo_table(rows: &[PboRow]) -> String {
             .iter()
             .map(|v| format!("{v:.3}"))
             .collect();
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {:.3} ± {:.3} | {} |",
-            r.problem,
-            r.method,
-            r.seeds,
+        t.row([
+            r.problem.clone(),
+            r.method.clone(),
+            r.seeds.to_string(),
             it.join(" / "),
-            r.final_regret_mean,
-            r.final_regret_se,
-            per.join(", ")
-        );
+            pm(r.final_regret_mean, r.final_regret_se, 3),
+            per.join(", "),
+        ]);
     }
+    let mut s = t.markdown();
     for p in ["branin", "hartmann6"] {
         let ours = rows
             .iter()

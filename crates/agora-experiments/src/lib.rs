@@ -5,12 +5,13 @@
 //! × seed grids on test functions, every run seeded from its own (seed, method, problem) so
 //! results do not depend on the thread count. [`stats`] has the statistics and the one
 //! verdict rule of every report, [`table`] the one table writer; [`report`] turns records
-//! into summaries, files and SVG regret plots. [`suites`] holds the `agora reproduce` suites; [`bench`](mod@bench) the
+//! into summaries, files and SVG regret plots, [`curves`] draws the suites' mean ± SE curves. [`suites`] holds the `agora reproduce` suites; [`bench`](mod@bench) the
 //! benchmarks run side by side with the Python anchors.
 
 pub mod bench;
 pub mod boap;
 pub mod cbo;
+pub mod curves;
 pub mod dsbo;
 pub mod grid;
 pub mod hpbo;

@@ -8,6 +8,7 @@
 
 use agora_core::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The verdict rule, as printed in every report that states claims.
 pub const RULE: &str = "A claim that A beats B **holds** when the mean over seeds of the paired \
@@ -88,6 +89,25 @@ impl Verdict {
     pub fn holds(self) -> bool {
         self == Verdict::Holds
     }
+
+    /// The verdict of a claim made of comparisons that must all hold ("A and B beat C and
+    /// D"): the weakest of theirs, so it holds only when every one holds, and does not hold
+    /// when any does not (nor for no comparisons at all).
+    pub fn all(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+        let rank = |v: Verdict| match v {
+            Verdict::Holds => 2,
+            Verdict::InMeanOnly => 1,
+            Verdict::DoesNotHold => 0,
+        };
+        let mut weakest = None;
+        for v in verdicts {
+            weakest = Some(match weakest {
+                Some(w) if rank(w) <= rank(v) => w,
+                _ => v,
+            });
+        }
+        weakest.unwrap_or(Verdict::DoesNotHold)
+    }
 }
 
 /// A judged claim "A beats B": the paired difference (positive favours A), its SE, the
@@ -130,6 +150,17 @@ pub fn verdict(a: &[f64], b: &[f64], better: Better) -> Result<Judged> {
     })
 }
 
+/// [`verdict`] on per-seed values keyed by seed, paired on the seeds both have (runs of
+/// two experiments that share seeds pair as well as two methods of one experiment).
+pub fn verdict_by_seed(
+    a: &BTreeMap<u64, f64>,
+    b: &BTreeMap<u64, f64>,
+    better: Better,
+) -> Result<Judged> {
+    let (x, y): (Vec<f64>, Vec<f64>) = a.iter().filter_map(|(s, v)| Some((*v, *b.get(s)?))).unzip();
+    verdict(&x, &y, better)
+}
+
 /// [`RULE`] applied to a difference (positive favours A) and its standard error.
 pub fn verdict_of(difference: f64, se: f64) -> Verdict {
     if difference > 2.0 * se && difference > 0.0 {
@@ -144,6 +175,16 @@ pub fn verdict_of(difference: f64, se: f64) -> Verdict {
 /// `mean ± se` with `decimals` digits after the point, the one way reports print it.
 pub fn pm(mean: f64, se: f64, decimals: usize) -> String {
     format!("{mean:.decimals$} ± {se:.decimals$}")
+}
+
+/// [`pm`], except that a nonzero mean below `10^(1 − decimals)` in magnitude prints in
+/// scientific notation (`1.23e-5 ± 4.0e-6`), so small regrets keep their digits.
+pub fn pm_adaptive(mean: f64, se: f64, decimals: usize) -> String {
+    if mean != 0.0 && mean.abs() < 10f64.powi(1 - decimals as i32) {
+        format!("{mean:.2e} ± {se:.1e}")
+    } else {
+        pm(mean, se, decimals)
+    }
 }
 
 /// `mean ± se` of a sample with `decimals` digits.
@@ -189,11 +230,29 @@ mod tests {
             Err(Error::Dimension { .. })
         ));
         assert_eq!(verdict_of(0.0, 0.0), Verdict::DoesNotHold);
+        // Keyed by seed: only the seeds both have pair (here 1 and 2, differences 1 and 3).
+        let a = BTreeMap::from([(0, 5.0), (1, 2.0), (2, 4.0)]);
+        let b = BTreeMap::from([(1, 1.0), (2, 1.0), (7, 0.0)]);
+        let j = verdict_by_seed(&a, &b, Better::Higher).unwrap();
+        assert_eq!((j.difference, j.se, j.seeds), (2.0, 1.0, 2));
+        assert_eq!(j.verdict, Verdict::InMeanOnly);
     }
 
     #[test]
     fn plus_minus() {
         assert_eq!(pm(1.23456, 0.0412, 3), "1.235 ± 0.041");
         assert_eq!(pm_of(&[1.0, 3.0], 1), "2.0 ± 1.0");
+        assert_eq!(pm_adaptive(0.0123, 0.004, 4), "0.0123 ± 0.0040");
+        assert_eq!(pm_adaptive(0.000123, 0.00004, 4), "1.23e-4 ± 4.0e-5");
+        assert_eq!(pm_adaptive(0.0, 0.0, 4), "0.0000 ± 0.0000");
+    }
+
+    #[test]
+    fn a_conjunction_is_as_strong_as_its_weakest_comparison() {
+        use Verdict::*;
+        assert_eq!(Verdict::all([Holds, Holds]), Holds);
+        assert_eq!(Verdict::all([Holds, InMeanOnly, Holds]), InMeanOnly);
+        assert_eq!(Verdict::all([InMeanOnly, DoesNotHold, Holds]), DoesNotHold);
+        assert_eq!(Verdict::all([]), DoesNotHold);
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! Every objective is **maximised** (the library's convention, see [`crate::functions`]):
 //! Rosenbrock and Griewank are the negated minimisation forms. Decisions on the open points
-//! of ../shared/notes/boap.md §8, made here once:
+//! of `docs/notes/boap.md` §8, made here once:
 //!
 //! - **A3, domains** (absent from the paper; the authors' code): Benchmark-1d on `[0, 10]`,
 //!   Rosenbrock-3d on `[−2.048, 2.048]³`, Griewank-5d on `[−600, 600]⁵`.
@@ -245,6 +245,11 @@ impl BenchmarkTruth {
             features,
             space: Space::reals(&bench.bounds())?,
         })
+    }
+
+    /// The benchmark's box (user units); designs are unit-cube points of it.
+    pub fn space(&self) -> &Space {
+        &self.space
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! A person judges duels with input-dependent noise `σ²(x) = a·exp(−p(x))`, `p` an "oracle"
 //! density of where they are reliable; they give anchors drawn from `p`. Decisions the
-//! paper leaves open (../shared/notes/heteroscedastic-pbo.md §9), made here once:
+//! paper leaves open (`docs/notes/heteroscedastic-pbo.md` §9), made here once:
 //!
 //! - **Coordinates.** The oracle density, the anchors and the model's KDE all live in the
 //!   unit cube of the problem's box, so `σ²` does not depend on the units of the inputs.
@@ -27,7 +27,8 @@
 //! - Anchors that fall outside the box are redrawn (§9.4).
 
 use crate::functions::{Branin, Hartmann4, Sine1D, TestFunction};
-use agora_core::{Error, Result, Space};
+use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Respondent, Result, Space};
+use agora_math::rng::stream;
 use rand::Rng;
 use rand_distr::{ChiSquared, Distribution, StandardNormal};
 
@@ -271,6 +272,79 @@ impl HpboProblem {
     }
 }
 
+/// The simulated person of an [`HpboProblem`] answering duels as a [`Respondent`]: a
+/// [`QueryKind::Compare`] of two unit-cube points gets [`HpboProblem::duel`]'s winner (Eq. 1).
+/// The `k`-th duel answered (0-based) draws its noise from ChaCha stream `[0xD0E1, k]` of
+/// the seed, so an answer depends only on the seed, the duel's index and its two options.
+#[derive(Debug)]
+pub struct HpboRespondent {
+    problem: HpboProblem,
+    seed: u64,
+    answered: u64,
+}
+
+impl HpboRespondent {
+    /// The person of `problem`, their answers seeded by `seed`.
+    pub fn new(problem: HpboProblem, seed: u64) -> HpboRespondent {
+        HpboRespondent {
+            problem,
+            seed,
+            answered: 0,
+        }
+    }
+
+    /// The benchmark answered.
+    pub fn problem(&self) -> &HpboProblem {
+        &self.problem
+    }
+
+    /// Duels answered so far.
+    pub fn answered(&self) -> u64 {
+        self.answered
+    }
+
+    /// A duel option as a unit-cube point of the problem's dimension; errors name `field`.
+    fn option<'a>(&self, p: &'a Point, field: &str) -> Result<&'a [f64]> {
+        let Point::Unit(u) = p else {
+            return Err(Error::invalid(
+                field,
+                "a heteroscedastic-PBO person compares unit-cube points, not candidate indices",
+            ));
+        };
+        if u.len() != self.problem.dim() {
+            return Err(Error::dim(field, self.problem.dim(), u.len()));
+        }
+        agora_core::check_finite_slice(field, u)?;
+        Ok(u)
+    }
+}
+
+impl Respondent for HpboRespondent {
+    fn answer(&mut self, query: &Query) -> Result<Answer> {
+        let QueryKind::Compare { points, rater } = &query.kind else {
+            return Err(Error::unsupported_query(
+                "heteroscedastic-PBO person",
+                query,
+            ));
+        };
+        if points.len() != 2 {
+            return Err(Error::dim("points", 2, points.len()));
+        }
+        let x0 = self.option(&points[0], "points[0]")?;
+        let x1 = self.option(&points[1], "points[1]")?;
+        let mut rng = stream(self.seed, &[0xD0E1, self.answered]);
+        let winner = self.problem.duel(x0, x1, &mut rng);
+        self.answered += 1;
+        Ok(Answer {
+            query_id: query.id,
+            kind: AnswerKind::Choice {
+                winner,
+                rater: rater.clone(),
+            },
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,6 +426,69 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("sine1d")
+        );
+    }
+
+    #[test]
+    fn the_respondent_answers_the_kth_duel_from_its_own_stream_and_refuses_other_kinds() {
+        let p = HpboProblem::by_name("branin2d").unwrap();
+        let mut person = HpboRespondent::new(HpboProblem::by_name("branin2d").unwrap(), 11);
+        let duel = |id: u64, a: &[f64], b: &[f64]| Query {
+            id,
+            kind: QueryKind::Compare {
+                points: vec![Point::Unit(a.to_vec()), Point::Unit(b.to_vec())],
+                rater: None,
+            },
+        };
+        // Options near each other, so both answers occur: each must be the problem's own
+        // duel drawn from stream [0xD0E1, k] of the seed.
+        let mut winners = Vec::new();
+        for k in 0..40u64 {
+            let a = [0.5 + 0.001 * k as f64, 0.2];
+            let b = [0.52, 0.21];
+            let got = person.answer(&duel(k, &a, &b)).unwrap();
+            let want = p.duel(&a, &b, &mut stream(11, &[0xD0E1, k]));
+            assert_eq!(
+                got.kind,
+                AnswerKind::Choice {
+                    winner: want,
+                    rater: None
+                }
+            );
+            assert_eq!(got.query_id, k);
+            winners.push(want);
+        }
+        assert!(winners.contains(&0) && winners.contains(&1));
+        assert_eq!(person.answered(), 40);
+        let eval = Query {
+            id: 40,
+            kind: QueryKind::Evaluate {
+                points: vec![Point::Unit(vec![0.5, 0.5])],
+            },
+        };
+        assert!(matches!(
+            person.answer(&eval),
+            Err(Error::UnsupportedQuery { .. })
+        ));
+        let e = person.answer(&duel(41, &[0.5], &[0.5, 0.5])).unwrap_err();
+        assert!(e.to_string().contains("points[0]"), "{e}");
+        let three = Query {
+            id: 42,
+            kind: QueryKind::Compare {
+                points: vec![Point::Index(0), Point::Index(1), Point::Index(2)],
+                rater: None,
+            },
+        };
+        assert!(person.answer(&three).is_err());
+        // Refused queries use no draws: the next duel is still the 41st.
+        let got = person.answer(&duel(43, &[0.1, 0.1], &[0.9, 0.9])).unwrap();
+        let want = p.duel(&[0.1, 0.1], &[0.9, 0.9], &mut stream(11, &[0xD0E1, 40]));
+        assert_eq!(
+            got.kind,
+            AnswerKind::Choice {
+                winner: want,
+                rater: None
+            }
         );
     }
 }
