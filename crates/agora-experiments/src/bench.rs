@@ -773,7 +773,9 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
                     let cfg = crate::dsbo::dsbo_config(suite.t0, e, &gp);
                     let hessians = cfg.structure.t0 * cfg.structure.c1;
                     let mut opt = Dsbo::new(&space, cfg, r)?;
-                    crate::dsbo::drive(&mut opt, &mut env, hessians + t + ITERS, |_, _| {})?;
+                    crate::runner::drive(&mut opt, &mut env, hessians + t + ITERS, |_| {
+                        Ok(std::ops::ControlFlow::Continue(()))
+                    })?;
                     if let Some(s) = opt.structure() {
                         shape = (
                             s.edges.len(),
@@ -784,7 +786,9 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
                 }
                 None => {
                     let mut opt = GpUcb::full_kernel(&space, gp.clone(), r)?;
-                    crate::dsbo::drive(&mut opt, &mut env, t + ITERS, |_, _| {})?;
+                    crate::runner::drive(&mut opt, &mut env, t + ITERS, |_| {
+                        Ok(std::ops::ControlFlow::Continue(()))
+                    })?;
                 }
             }
             let (stamps, cpu) = (env.stamps, env.cpu);

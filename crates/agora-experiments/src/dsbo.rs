@@ -32,7 +32,8 @@
 //! policy's `v` at its parameters after each batch, best so far).
 
 use crate::report::mean_se;
-use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Respondent, Result, Space};
+use crate::runner::drive;
+use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::{AdditiveFit, AdditiveHyper, ExactGp, GpConfig, StationaryKind};
 use agora_math::rng::derive_seed;
 use agora_methods::dsbo::{EdgeRule, Structure, StructureConfig};
@@ -47,6 +48,7 @@ use agora_problems::mpe::RewardSchedule;
 use agora_problems::{AdditiveRespondent, DsboRespondent};
 use faer::Mat;
 use serde::{Deserialize, Serialize};
+use std::ops::ControlFlow::Continue;
 
 /// One optimization run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -321,7 +323,7 @@ pub fn recovery(
                     );
                     let mut oracle = AdditiveRespondent::new(f.clone(), sigma_n, 7 + k as u64)?;
                     let mut search = StructureSearch::new(oracle.space(), cfg, 11 + k as u64)?;
-                    drive(&mut search, &mut oracle, t0 * t0, |_, _| {})?;
+                    drive(&mut search, &mut oracle, t0 * t0, |_| Ok(Continue(())))?;
                     let s = learned(search.structure())?;
                     let truth: std::collections::BTreeSet<(usize, usize)> = f
                         .edges()
@@ -494,26 +496,6 @@ pub fn gp_ucb_config() -> GpUcbConfig {
     }
 }
 
-/// Ask → answer → tell until `budget` queries are answered (every query counts: an
-/// evaluation of one point, or a Hessian, is one episode in this suite), calling
-/// `on_answer` with each answered query.
-///
-/// Errors: whatever the strategy or the respondent returns.
-pub fn drive(
-    strategy: &mut dyn Strategy,
-    respondent: &mut dyn Respondent,
-    budget: usize,
-    mut on_answer: impl FnMut(&Query, &Answer),
-) -> Result<()> {
-    for _ in 0..budget {
-        let q = strategy.ask()?;
-        let a = respondent.answer(&q)?;
-        strategy.tell(&a)?;
-        on_answer(&q, &a);
-    }
-    Ok(())
-}
-
 /// The structure a finished Phase 1 learned.
 fn learned(s: Option<&Structure>) -> Result<&Structure> {
     s.ok_or_else(|| Error::State("Phase 1 did not finish".into()))
@@ -662,11 +644,12 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
                 .as_mut()
         };
         let (mut xs, mut vals) = (Vec::new(), Vec::new());
-        drive(strategy, &mut env, budget.episodes, |q, a| {
-            for (x, v) in evaluations(&space, q, a) {
+        drive(strategy, &mut env, budget.episodes, |step| {
+            for (x, v) in evaluations(&space, step.query, step.answer) {
                 xs.push(x);
                 vals.push(v);
             }
+            Ok(Continue(()))
         })?;
         if let Some(st) = dsbo.as_ref().and_then(Dsbo::structure) {
             edges = st.edges.len();
@@ -694,7 +677,7 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
                     let phase1 = cfg.structure.t0 * cfg.structure.c1;
                     let mut env = DsboRespondent::new(task.clone(), budget.hessian_states)?;
                     let mut dsbo = Dsbo::new(env.space(), cfg, seed)?;
-                    drive(&mut dsbo, &mut env, phase1, |_, _| {})?;
+                    drive(&mut dsbo, &mut env, phase1, |_| Ok(Continue(())))?;
                     learned(dsbo.structure())?.cliques.clone()
                 }
             };
