@@ -5,7 +5,7 @@
 //! with `W` the Gini welfare ([`agora_math::welfare::Welfare`], unnormalized weights
 //! `ρ^{k−1}`), `λ` the parties' cumulative utilities so far, `μ(X)` and `Σ_X` the posterior
 //! mean and joint covariance at the batch, and `α_t = c1 · Σ_k w_k² · d · log(c2 · t)` (the
-//! authors' practical schedule, ../shared/notes/collaborative-fair-bo.md §2).
+//! authors' practical schedule, docs/notes/collaborative-fair-bo.md §2).
 //!
 //! With `permute` (the proposed method for `ρ < 1`), the batch is unordered: the `k`-th
 //! highest mean is scored for the party with the `k`-th lowest `λ` (the fairest

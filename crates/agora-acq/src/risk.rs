@@ -3,7 +3,7 @@
 //!
 //! - ANPEI (Griffiths et al. 2021): `EI(x) − γ·σ_ε(x)`, with EI for maximization
 //!   `(μ − μ*)Φ(u) + σφ(u)`, `u = (μ − μ*)/σ`. The paper's Eq. 10 prints the improvement
-//!   reversed, `E[(f(x*) − f(x))₊]` (\[ERRATUM\], ../shared/notes/heteroscedastic-pbo.md §3);
+//!   reversed, `E[(f(x*) − f(x))₊]` (\[ERRATUM\], docs/notes/heteroscedastic-pbo.md §3);
 //!   agora uses the maximization form. The penalty is the noise *standard deviation*.
 //! - RAHBO (Makarova et al. 2021): `μ + η σ − γ σ²_ε(x)`.
 //! - The risk-neutral baselines EI (`γ = 0`) and UCB `μ + η σ`.

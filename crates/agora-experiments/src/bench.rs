@@ -1,4 +1,4 @@
-//! Benchmarks with the protocols of ../shared/anchors/RESULTS.md, reported beside the
+//! Benchmarks with the protocols of docs/anchors/RESULTS.md, reported beside the
 //! anchors' numbers (a recorded copy is embedded; pass a fresh `results/` folder from
 //! `run_all.sh` for a side-by-side run on the same machine).
 

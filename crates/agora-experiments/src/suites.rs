@@ -40,7 +40,7 @@ pub fn suites() -> Vec<Suite> {
             title: "Standard Bayesian optimization on synthetic test functions",
             about: "Random search, scrambled Sobol and GP-BO (LogEI, EI, UCB with beta = 2, Thompson sampling) on \
                 noiseless test functions, 10 Sobol points then the model. The reference stack \
-                (../shared/anchors/RESULTS.md §3) reaches a final regret on Hartmann6 after 60 evaluations of \
+                (docs/anchors/RESULTS.md §3) reaches a final regret on Hartmann6 after 60 evaluations of \
                 0.1490 ± 0.0527 (BoTorch SingleTaskGP + LogEI) and 0.0039 ± 0.0014 (Optuna 5 GPSampler), 5 seeds; \
                 `gp-logei-botorch` is agora's GP-BO with BoTorch's model defaults.",
             full: spec(
@@ -68,7 +68,7 @@ pub fn suites() -> Vec<Suite> {
             name: "preference",
             title: "Preferential BO from pairwise comparisons",
             about: "A simulated person compares pairs of designs (probit noise with σ = 0.1 × the objective's \
-                range, the rule of ../shared/anchors/RESULTS.md §2); the strategies learn a Laplace preference \
+                range, the rule of docs/anchors/RESULTS.md §2); the strategies learn a Laplace preference \
                 GP (BoTorch PairwiseGP defaults) and choose the next pair by EUBO, pairwise BALD, or the \
                 previous winner against the EUBO-best challenger. Regret is that of the compared point with \
                 the highest posterior mean; the first 2d + 2 pairs are random. Reference (RESULTS.md §2, \

@@ -4,7 +4,7 @@
 //! `σ̂²(x) = a · exp(−p̂(x | h, X0))`, with `p̂` a Gaussian kernel density estimate over the
 //! anchors `X0`.
 //!
-//! Decisions the paper leaves open (../shared/notes/heteroscedastic-pbo.md §9.6):
+//! Decisions the paper leaves open (docs/notes/heteroscedastic-pbo.md §9.6):
 //! - the KDE is the normalized `d`-dimensional Gaussian
 //!   `p̂(x) = (1/n) Σ_i (2π h²)^{−d/2} exp(−‖x − x_i‖² / (2h²))` (the paper's
 //!   `h^{−d} k(‖·‖/h)` with a 1-D kernel is not a density for `d > 1`);

@@ -4,7 +4,7 @@
 //!
 //! The defaults of [`GpConfig::botorch`] reproduce BoTorch 0.18's `SingleTaskGP` (outcome
 //! standardization, RBF ARD without output scale, LogNormal lengthscale and noise priors,
-//! constant mean; ../shared/anchors/RESULTS.md §1), so results are comparable.
+//! constant mean; docs/anchors/RESULTS.md §1), so results are comparable.
 
 use crate::kernel::{Kernel, ParamKind, Scale, Stationary, StationaryKind};
 use crate::mll::{LN_2PI, log_marginal_likelihood_parts};

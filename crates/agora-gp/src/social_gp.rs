@@ -1,4 +1,4 @@
-//! Social BO's GP variant (App. F.1; ../shared/notes/social-bo.md §2.7): agents rate options
+//! Social BO's GP variant (App. F.1; docs/notes/social-bo.md §2.7): agents rate options
 //! directly (`u^{(i)}_t = u^{(i)}(x_t) + ξ_t`, Assumption F.1), publicly (`v = A u`) or
 //! privately (`u`).
 //!

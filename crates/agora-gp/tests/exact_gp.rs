@@ -1,6 +1,6 @@
 //! Behaviour tests of the exact GP against independent references: a hand-solved case,
 //! finite differences, the fixtures of ../conformance/exact-gp (mpmath / BoTorch), and the
-//! BoTorch fit of ../shared/anchors/RESULTS.md §1 (copied to data/anchors).
+//! BoTorch fit of docs/anchors/RESULTS.md §1 (copied to data/anchors).
 
 mod common;
 use agora_gp::kernel::{Kernel, Scale, Stationary, StationaryKind};

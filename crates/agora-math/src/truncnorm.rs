@@ -1,6 +1,6 @@
 //! Truncated normal sampling: one-sided univariate draws (Robert 1995) and a Gibbs sampler
 //! for a zero-mean multivariate normal truncated to the negative orthant (Takeno et al. 2023,
-//! Alg. 2, with the conditional mean corrected as in ../shared/notes/heteroscedastic-pbo.md
+//! Alg. 2, with the conditional mean corrected as in docs/notes/heteroscedastic-pbo.md
 //! §2.5).
 
 use crate::linalg::Cholesky;

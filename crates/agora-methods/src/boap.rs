@@ -1,4 +1,4 @@
-//! BOAP (Kumar A V et al. 2024; ../shared/notes/boap.md): BO whose surrogate also sees an
+//! BOAP (Kumar A V et al. 2024; docs/notes/boap.md): BO whose surrogate also sees an
 //! expert's pairwise preferences on unmeasured "abstract properties", with a plain GP
 //! competing as a guard against a misleading expert. One ask/tell strategy: it asks for
 //! objective values ([`QueryKind::Evaluate`]) and for property comparisons

@@ -3,7 +3,7 @@
 //! one query evaluated. A trusted mediator picks the batch by the fair batch UCB
 //! ([`agora_acq::fair::FairBatchUcb`]) over one shared GP with fixed hyperparameters.
 //!
-//! Variants (../shared/notes/collaborative-fair-bo.md §4):
+//! Variants (docs/notes/collaborative-fair-bo.md §4):
 //! - [`CboScoring::Fairest`]: the proposed method; the batch is scored with its fairest
 //!   assignment and handed out that way (the authors use it for `ρ < 1`; at `ρ = 1` the
 //!   assignment does not change the score, and agora keeps the batch order, as they do);

@@ -5,7 +5,7 @@
 //! against the maximizer of a risk-averse acquisition (ANPEI, RAHBO) or a risk-neutral one
 //! (EI, UCB) ([`agora_acq::RiskAverse`]).
 //!
-//! Choices the paper leaves open (../shared/notes/heteroscedastic-pbo.md §9), each a
+//! Choices the paper leaves open (docs/notes/heteroscedastic-pbo.md §9), each a
 //! setting with the default named here:
 //! - initial duels: `n_init` uniformly random pairs (default 2d + 2); the first BO duel
 //!   starts from the winner of the last initial duel (§9.15);

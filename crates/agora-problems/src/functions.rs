@@ -20,8 +20,8 @@
 //! | `forrester` | 1 | `[0,1]` | `≈ 6.020740` | `≈ 0.757249` |
 //!
 //! Sources: the Sine1D, Branin2D and Hartmann4D sections of
-//! `/work/shared/notes/heteroscedastic-pbo.md` (§6.1, including the erratum that restores the
-//! square in Hartmann4), and the Hartmann6 constants in `/work/shared/anchors/RESULTS.md`
+//! docs/notes/heteroscedastic-pbo.md (§6.1, including the erratum that restores the
+//! square in Hartmann4), and the Hartmann6 constants in docs/anchors/RESULTS.md
 //! (§1 protocol). Hartmann3, Ackley, Levy, Rosenbrock, Griewank and Forrester follow the
 //! standard definitions (Surjanovic & Bingham, *Virtual Library of Simulation Experiments*).
 //!
@@ -177,7 +177,7 @@ fn check_dim(family: &str, d: usize, min_dim: usize) -> Result<()> {
 /// `(3π, 2.475) ≈ (9.42478, 2.475)`: at each of them the square term vanishes and
 /// `cos x1 = −1`, leaving `10/(8π)`. Source: heteroscedastic-pbo note §6.1 "Branin2D"
 /// (the paper prints the minimization form; negation as recommended in its §9), and the
-/// Branin problem of `/work/shared/anchors/RESULTS.md` §2.
+/// Branin problem of docs/anchors/RESULTS.md §2.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Branin;
 
@@ -348,7 +348,7 @@ impl TestFunction for Hartmann4 {
 
 /// Hartmann 6-D function on `[0,1]^6`, maximized form
 /// `f(x) = Σ_i α_i exp(−Σ_j A_ij (x_j − P_ij)²)` with the constants of
-/// `/work/shared/anchors/RESULTS.md` §1 ("negated Hartmann6").
+/// docs/anchors/RESULTS.md §1 ("negated Hartmann6").
 ///
 /// Maximum `≈ 3.32237` (literature: at `(0.20169, 0.150011, 0.476874, 0.275332, 0.311652,
 /// 0.6573)`). The hard-coded maximizer and value were refined by a 40-start Nelder–Mead search

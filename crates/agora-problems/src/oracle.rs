@@ -186,7 +186,7 @@ impl Oracle {
     }
 
     /// The winner among options with utilities `f`: for a pair one uniform draw `u` and
-    /// option 0 wins iff `u < P(0 wins)` (the rule of ../shared/anchors/RESULTS.md §2).
+    /// option 0 wins iff `u < P(0 wins)` (the rule of docs/anchors/RESULTS.md §2).
     fn choose(&mut self, f: &[f64]) -> Result<usize> {
         use rand::RngExt;
         if f.len() < 2 {

@@ -220,7 +220,7 @@ fn grid_search_confirms_optimum_in_1d_and_2d() {
 fn reference_values() {
     // Provenance: computed independently with a plain-Python (math module only, double
     // precision) implementation of the textbook formulas (Surjanovic & Bingham, Virtual Library
-    // of Simulation Experiments; Hartmann-6 constants from /work/shared/anchors/RESULTS.md;
+    // of Simulation Experiments; Hartmann-6 constants from docs/anchors/RESULTS.md;
     // Hartmann-4 per the heteroscedastic-pbo note), then negated where the textbook form is
     // minimized. E.g. Branin(0,0) = 36 + 20 − 10/(8π) = 55.60211264227026.
     let cases: Vec<(&str, Vec<f64>, f64)> = vec![
