@@ -25,6 +25,8 @@ struct Cli {
 enum Command {
     /// Reproduce a paper's experiments (all suites when no name is given).
     Reproduce(cmd::reproduce::ReproduceArgs),
+    /// Rebuild reports from the runs `reproduce` saved (no runs are repeated).
+    Report(cmd::report::ReportArgs),
     /// Run a method × problem × seed grid.
     Run(cmd::run::RunArgs),
     /// Benchmarks side by side with the Python anchors.
@@ -55,6 +57,7 @@ fn main() -> Result<()> {
     let progress = std::io::stderr().is_terminal();
     match cli.command {
         Command::Reproduce(args) => cmd::reproduce::run(args, progress),
+        Command::Report(args) => cmd::report::run(args),
         Command::Run(args) => cmd::run::run(args, progress),
         Command::Bench { which } => cmd::bench::run(which, progress),
         Command::List => {

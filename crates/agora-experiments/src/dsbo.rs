@@ -843,6 +843,37 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<(
     let json = serde_json::to_string_pretty(&(&runs, &rec))
         .map_err(|e| Error::Numerical(e.to_string()))?;
     crate::report::write_file(&dir.join("runs.json"), &json)?;
+    crate::suites::write_manifest(dir, "dsbo", quick, &[("wall", wall), ("runs", t_runs)])?;
+    write_report(dir, quick, &runs, &rec, wall, t_runs)
+}
+
+/// Rebuild `report.md` and the figures from the `runs.json` of a finished suite in `dir`
+/// (`agora report`).
+pub fn rebuild(dir: &std::path::Path, m: &crate::suites::Manifest) -> Result<()> {
+    let (runs, rec): (Vec<DsboRun>, Vec<RecoveryRow>) =
+        crate::suites::read_json(&dir.join("runs.json"))?;
+    write_report(
+        dir,
+        m.quick,
+        &runs,
+        &rec,
+        m.seconds("wall"),
+        m.seconds("runs"),
+    )
+}
+
+/// Figures and `report.md` of the suite from its runs.
+fn write_report(
+    dir: &std::path::Path,
+    quick: bool,
+    runs: &[DsboRun],
+    rec: &[RecoveryRow],
+    wall: f64,
+    t_runs: f64,
+) -> Result<()> {
+    let b = budget(quick);
+    let exps = experiments(quick)?;
+    let dim = 8;
     let mut figs = Vec::new();
     for e in &exps {
         let series: Vec<(String, Vec<f64>, Vec<f64>)> = e
@@ -902,9 +933,8 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<(
         "rate",
         &series,
     )?);
-    let md = report_markdown(&exps, &runs, &rec, dim, &b, quick, wall, t_runs, &figs);
-    crate::report::write_file(&dir.join("report.md"), &md)?;
-    Ok(())
+    let md = report_markdown(&exps, runs, rec, dim, &b, quick, wall, t_runs, &figs);
+    crate::report::write_file(&dir.join("report.md"), &md)
 }
 
 fn curve(runs: &[&DsboRun]) -> (Vec<f64>, Vec<f64>) {

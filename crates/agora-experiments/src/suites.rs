@@ -4,6 +4,8 @@
 use crate::grid::{RunSpec, run_grid};
 use crate::report::{self, Summary};
 use agora_core::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -96,10 +98,141 @@ pub fn suite_names() -> Vec<&'static str> {
     v
 }
 
+/// What `agora reproduce` writes beside a suite's runs (`suite.json`), so that
+/// `agora report DIR` can rebuild the report from them without running anything.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The suite's name (see [`suite_names`]).
+    pub suite: String,
+    /// Whether the runs are the `--quick` grid.
+    pub quick: bool,
+    /// Wall times the report quotes, by name (`wall`, `runs`), in seconds.
+    pub seconds: BTreeMap<String, f64>,
+}
+
+impl Manifest {
+    /// A recorded wall time, 0 when absent.
+    pub fn seconds(&self, name: &str) -> f64 {
+        self.seconds.get(name).copied().unwrap_or(0.0)
+    }
+}
+
+/// Write `dir/suite.json`.
+pub fn write_manifest(dir: &Path, suite: &str, quick: bool, seconds: &[(&str, f64)]) -> Result<()> {
+    let m = Manifest {
+        suite: suite.to_string(),
+        quick,
+        seconds: seconds.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+    };
+    let json = serde_json::to_string_pretty(&m).map_err(|e| Error::Numerical(e.to_string()))?;
+    report::write_file(&dir.join("suite.json"), &json)
+}
+
+/// Read a JSON file a suite wrote; errors name the file.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::invalid("dir", format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        Error::invalid(
+            path.display().to_string(),
+            format!("not a saved run file: {e}"),
+        )
+    })
+}
+
+/// Read a JSON-lines file a suite wrote; errors name the file and line.
+pub fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::invalid("dir", format!("cannot read {}: {e}", path.display())))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| {
+                Error::invalid(
+                    format!("{}:{}", path.display(), i + 1),
+                    format!("not a saved record: {e}"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `agora report DIR`: rebuild the report of every suite saved under `dir` (a suite's own
+/// folder, or the output folder of `agora reproduce` with one sub-folder per suite) from its
+/// saved runs, without running anything. Returns the reports written.
+pub fn rebuild(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut dirs = Vec::new();
+    if dir.join("suite.json").is_file() {
+        dirs.push(dir.to_path_buf());
+    } else {
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| Error::invalid("dir", format!("cannot read {}: {e}", dir.display())))?;
+        let mut subs: Vec<std::path::PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join("suite.json").is_file())
+            .collect();
+        subs.sort();
+        dirs.extend(subs);
+    }
+    if dirs.is_empty() {
+        return Err(Error::invalid(
+            "dir",
+            format!(
+                "{} holds no saved suite (no suite.json in it or its sub-folders); run `agora reproduce` first",
+                dir.display()
+            ),
+        ));
+    }
+    let mut written = Vec::new();
+    for d in dirs {
+        let m: Manifest = read_json(&d.join("suite.json"))?;
+        match m.suite.as_str() {
+            "hpbo" => crate::hpbo::rebuild(&d, &m)?,
+            "boap" => crate::boap::rebuild(&d, &m)?,
+            "dsbo" => crate::dsbo::rebuild(&d, &m)?,
+            name => match suites().into_iter().find(|s| s.name == name) {
+                Some(s) => {
+                    let records: Vec<crate::grid::Record> = read_jsonl(&d.join("records.jsonl"))?;
+                    write_grid_report(&s, m.quick, &d, &records)?;
+                }
+                None => {
+                    return Err(Error::unknown(
+                        "suite (in suite.json)",
+                        name,
+                        &suite_names(),
+                    ));
+                }
+            },
+        }
+        written.push(d.join("report.md"));
+    }
+    Ok(written)
+}
+
 /// Run one suite into `out` and write its `report.md`; returns the summaries.
 pub fn run_suite(suite: &Suite, quick: bool, out: &Path, progress: bool) -> Result<Vec<Summary>> {
     let spec = if quick { &suite.quick } else { &suite.full };
+    let t0 = std::time::Instant::now();
     let records = run_grid(spec, progress)?;
+    write_manifest(
+        out,
+        suite.name,
+        quick,
+        &[("wall", t0.elapsed().as_secs_f64())],
+    )?;
+    write_grid_report(suite, quick, out, &records)
+}
+
+/// Records, summaries, figures and `report.md` of a grid suite.
+fn write_grid_report(
+    suite: &Suite,
+    quick: bool,
+    out: &Path,
+    records: &[crate::grid::Record],
+) -> Result<Vec<Summary>> {
+    let spec = if quick { &suite.quick } else { &suite.full };
+    let records = records.to_vec();
     let summaries = report::summarize(&records);
     let files = report::write_outputs(out, &records, &summaries)?;
     let mut md = format!("# {}\n\n{}\n\n", suite.title, suite.about);

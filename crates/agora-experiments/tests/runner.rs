@@ -95,3 +95,44 @@ fn bad_specs_name_the_field() {
             .contains("noise")
     );
 }
+
+#[test]
+fn report_rebuilds_a_saved_suite_without_running_it() {
+    use agora_experiments::suites::{Suite, rebuild, run_suite};
+    let spec = RunSpec {
+        methods: vec!["random".into(), "sobol".into()],
+        problems: vec!["branin".into()],
+        seeds: vec![0, 1],
+        budget: 4,
+        noise_std: 0.0,
+    };
+    let suite = Suite {
+        name: "standard",
+        title: "tiny",
+        about: "a tiny grid",
+        full: spec.clone(),
+        quick: spec,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("standard");
+    run_suite(&suite, true, &out, false).unwrap();
+    let first = std::fs::read_to_string(out.join("report.md")).unwrap();
+    std::fs::remove_file(out.join("report.md")).unwrap();
+    // The manifest names the registered `standard` suite, whose title differs from the tiny
+    // grid's; the table of the records is what must come back.
+    let written = rebuild(dir.path()).unwrap();
+    assert_eq!(written, vec![out.join("report.md")]);
+    let again = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let table = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.starts_with("| branin"))
+            .map(|l| l.rsplitn(3, '|').nth(2).unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(table(&first).len(), 2);
+    assert_eq!(table(&first), table(&again));
+    // A folder with nothing saved is an error naming the folder.
+    let empty = tempfile::tempdir().unwrap();
+    let e = rebuild(empty.path()).unwrap_err();
+    assert!(e.to_string().contains("no saved suite"), "{e}");
+}

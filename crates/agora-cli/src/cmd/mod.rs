@@ -5,6 +5,7 @@ use std::path::Path;
 
 pub mod bench;
 pub mod list;
+pub mod report;
 pub mod reproduce;
 pub mod run;
 pub mod serve;

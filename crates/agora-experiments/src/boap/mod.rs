@@ -12,5 +12,5 @@
 pub mod report;
 pub mod runs;
 
-pub use report::{report_markdown, reproduce};
+pub use report::{rebuild, report_markdown, reproduce};
 pub use runs::{BoapRun, Setting, Task, electrode_task, jobs, run_one, tasks};

@@ -52,10 +52,21 @@ pub fn reproduce(
         .map_err(|e| Error::invalid("out", format!("cannot create {}: {e}", dir.display())))?;
     let json = serde_json::to_string_pretty(&runs).map_err(|e| Error::Numerical(e.to_string()))?;
     write_file(&dir.join("runs.json"), &json)?;
+    crate::suites::write_manifest(dir, "boap", quick, &[("wall", wall)])?;
     let figs = figures(dir, &task_list, &runs)?;
     let md = report_markdown(&task_list, &runs, quick, wall, &figs)?;
     write_file(&dir.join("report.md"), &md)?;
     Ok(runs)
+}
+
+/// Rebuild the figures and report from the `runs.json` of a finished suite in `dir`
+/// (`agora report`). Runs on a user's pool are rebuilt with the suite's own tasks only.
+pub fn rebuild(dir: &Path, m: &crate::suites::Manifest) -> Result<()> {
+    let runs: Vec<BoapRun> = crate::suites::read_json(&dir.join("runs.json"))?;
+    let task_list = tasks(m.quick);
+    let figs = figures(dir, &task_list, &runs)?;
+    let md = report_markdown(&task_list, &runs, m.quick, m.seconds("wall"), &figs)?;
+    write_file(&dir.join("report.md"), &md)
 }
 
 /// One simple-regret figure per (task, setting), SVG and PNG; returns the file names.

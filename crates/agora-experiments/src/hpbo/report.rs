@@ -22,7 +22,23 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<HpboSumm
     let t0 = std::time::Instant::now();
     let records = run_experiments(&exps, progress)?;
     let wall = t0.elapsed().as_secs_f64();
-    write_report(dir, &exps, &records, quick, wall)
+    let sums = write_report(dir, &exps, &records, quick, wall)?;
+    crate::suites::write_manifest(dir, "hpbo", quick, &[("wall", wall)])?;
+    Ok(sums)
+}
+
+/// Rebuild the summaries, plots and report from the `records.jsonl` of a finished suite in
+/// `dir` (`agora report`).
+pub fn rebuild(dir: &Path, m: &crate::suites::Manifest) -> Result<()> {
+    let records: Vec<HpboRecord> = crate::suites::read_jsonl(&dir.join("records.jsonl"))?;
+    write_report(
+        dir,
+        &experiments(m.quick),
+        &records,
+        m.quick,
+        m.seconds("wall"),
+    )?;
+    Ok(())
 }
 
 /// Write records, summaries, plots and the report of a finished suite into `dir`.
