@@ -1690,7 +1690,10 @@ mod tests {
             }
         }
         let e = registry_name("gp-ucb-full").unwrap_err().to_string();
-        assert!(e.contains("random-structure") && e.contains("reinforce"), "{e}");
+        assert!(
+            e.contains("random-structure") && e.contains("reinforce"),
+            "{e}"
+        );
     }
 
     #[test]

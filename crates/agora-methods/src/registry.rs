@@ -353,14 +353,23 @@ mod tests {
             names: vec!["a".into(), "b".into()],
             features: vec![vec![0.0, 1.0], vec![1.0, 0.0]],
         };
-        for name in ["dsbo", "dsbo-batch", "gp-ucb-full", "uniform", "turbo", "cma-es"] {
+        for name in [
+            "dsbo",
+            "dsbo-batch",
+            "gp-ucb-full",
+            "uniform",
+            "turbo",
+            "cma-es",
+        ] {
             for space in [&int, &cat, &cand] {
                 let e = build(name, &[], Setup::new(space.clone(), 0))
                     .unwrap_err()
                     .to_string();
                 let canonical = find(name).unwrap().0.name;
                 assert!(
-                    e.contains("`space`") && e.contains("real or log-real") && e.contains(canonical),
+                    e.contains("`space`")
+                        && e.contains("real or log-real")
+                        && e.contains(canonical),
                     "{name}: {e}"
                 );
             }
@@ -380,7 +389,10 @@ mod tests {
         };
         let turbo = crate::TurboConfig::default().n_init as f64;
         assert_eq!(default("turbo", "n_init"), turbo);
-        assert_eq!(default("cma-es", "sigma0"), crate::CmaEsConfig::default().sigma0);
+        assert_eq!(
+            default("cma-es", "sigma0"),
+            crate::CmaEsConfig::default().sigma0
+        );
     }
 
     #[test]
