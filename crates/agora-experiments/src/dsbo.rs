@@ -1,5 +1,5 @@
 //! `agora reproduce dsbo`: DSS-GP-UCB (Rajpal et al.) and its baselines on multi-agent
-//! policies (../shared/notes/dsbo.md §4), plus structure recovery on synthetic additive
+//! policies (`docs/notes/dsbo.md` §4), plus structure recovery on synthetic additive
 //! functions.
 //!
 //! Parts:
@@ -37,10 +37,8 @@ use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Spa
 use agora_gp::{AdditiveFit, AdditiveHyper, ExactGp, GpConfig, StationaryKind};
 use agora_math::rng::derive_seed;
 use agora_methods::dsbo::{EdgeRule, Structure, StructureConfig};
-use agora_methods::{
-    CmaEs, CmaEsConfig, Dsbo, DsboConfig, GpUcb, GpUcbConfig, Strategy, StructureSearch, Turbo,
-    TurboConfig, UniformSearch,
-};
+use agora_methods::registry::{self, Setup};
+use agora_methods::{Dsbo, DsboConfig, GpUcbConfig, Strategy, StructureSearch};
 use agora_problems::additive::{AdditiveConfig, AdditiveFunction};
 use agora_problems::dsbo_env::{DsboEnvKind, DsboTask};
 use agora_problems::hom::Ablation;
@@ -525,25 +523,63 @@ fn running_max(ys: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// The black-box methods of the suite (REINFORCE aside).
-const BLACK_BOX: [&str; 7] = [
-    "dsbo",
-    "dsbo-batch",
-    "gp-ucb",
-    "random",
-    "random-structure",
-    "turbo",
-    "cma-es",
+/// The black-box methods of the suite (REINFORCE aside): the label of their runs (in
+/// `runs.json` and the report) and the [`registry`] method each runs, `None` for the
+/// random-structure ablation, which only the suite builds. Two labels predate the registry
+/// and are kept so that runs stay comparable: `gp-ucb` runs `gp-ucb-full` and `random` runs
+/// `uniform` (one random stream per run, unlike the registry's `random`).
+const BLACK_BOX: [(&str, Option<&str>); 7] = [
+    ("dsbo", Some("dsbo")),
+    ("dsbo-batch", Some("dsbo-batch")),
+    ("gp-ucb", Some("gp-ucb-full")),
+    ("random", Some("uniform")),
+    ("random-structure", None),
+    ("turbo", Some("turbo")),
+    ("cma-es", Some("cma-es")),
 ];
 
-fn unknown_method(m: &str) -> Error {
-    let mut known = BLACK_BOX.to_vec();
-    known.push("reinforce");
-    Error::unknown("method", m, &known)
+/// The registry method a black-box label runs (`None`: the random-structure ablation).
+///
+/// Errors: an unknown label (naming the allowed ones).
+fn registry_name(label: &str) -> Result<Option<&'static str>> {
+    BLACK_BOX
+        .iter()
+        .find(|(l, _)| *l == label)
+        .map(|(_, m)| *m)
+        .ok_or_else(|| {
+            let mut known: Vec<&str> = BLACK_BOX.iter().map(|(l, _)| *l).collect();
+            known.push("reinforce");
+            Error::unknown("method", label, &known)
+        })
+}
+
+/// The registry's knobs of `method` with the suite's settings given explicitly: for `dsbo`,
+/// `t0` Phase-1 points with one Hessian query each and the edge budget; for `dsbo` and
+/// `gp-ucb-full`, the initial evaluations of the GP-UCB loop ([`gp_ucb_config`]). TuRBO,
+/// CMA-ES and uniform search take the registry's defaults (their strategies' defaults).
+fn suite_knobs(method: &str, budget: &Budget) -> Result<registry::Knobs> {
+    let (m, fixed) = registry::find(method)?;
+    let n_init = gp_ucb_config().n_init;
+    let settings: &[(&str, usize)] = match m.name {
+        "dsbo" => &[
+            ("t0", budget.t0),
+            ("c1", 1),
+            ("edge_budget", budget.edge_budget),
+            ("n_init", n_init),
+        ],
+        "gp-ucb-full" => &[("n_init", n_init)],
+        _ => &[],
+    };
+    let given: Vec<(String, serde_json::Value)> = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
+        .collect();
+    registry::Knobs::check(m.knobs, fixed, &given)
 }
 
 /// DSS-GP-UCB (`dsbo`, or `dsbo-batch` in batches of [`BATCH_Q`]) with the suite's
-/// settings.
+/// settings, from the registry's knobs ([`registry::dsbo_config`]; the same configuration
+/// as [`dsbo_config`] with [`gp_ucb_config`]).
 ///
 /// Errors: `t0 ≥ episodes` (naming `t0`).
 fn dss_gp_ucb(method: &str, space: &Space, seed: u64, budget: &Budget) -> Result<Dsbo> {
@@ -556,34 +592,32 @@ fn dss_gp_ucb(method: &str, space: &Space, seed: u64, budget: &Budget) -> Result
             ),
         ));
     }
-    let mut gp = gp_ucb_config();
-    if method == "dsbo-batch" {
-        gp.batch = Some(BATCH_Q);
-    }
-    Dsbo::new(space, dsbo_config(budget.t0, budget.edge_budget, &gp), seed)
+    let name = registry_name(method)?.unwrap_or(method);
+    registry::find(name)?.0.check_space(space)?;
+    let cfg = registry::dsbo_config(&suite_knobs(name, budget)?)?;
+    Dsbo::new(space, cfg, seed)
 }
 
-/// The other black-box methods of the suite.
+/// The other black-box methods of the suite: the registry's, with the suite's settings,
+/// and the random-structure ablation.
 ///
 /// Errors: an unknown method (naming the allowed ones).
 fn black_box(method: &str, space: &Space, seed: u64, budget: &Budget) -> Result<Box<dyn Strategy>> {
-    let gp_cfg = gp_ucb_config();
-    Ok(match method {
-        "gp-ucb" => Box::new(GpUcb::full_kernel(space, gp_cfg, seed)?),
-        "random-structure" => {
-            let cfg = dsbo_config(1, budget.edge_budget, &gp_cfg);
-            Box::new(Dsbo::with_random_structure(
+    match registry_name(method)? {
+        Some(name) => {
+            let (m, _) = registry::find(name)?;
+            m.build(&suite_knobs(name, budget)?, Setup::new(space.clone(), seed))
+        }
+        None => {
+            let cfg = dsbo_config(1, budget.edge_budget, &gp_ucb_config());
+            Ok(Box::new(Dsbo::with_random_structure(
                 space,
                 cfg,
                 budget.edge_budget,
                 seed,
-            )?)
+            )?))
         }
-        "turbo" => Box::new(Turbo::new(space, TurboConfig::default(), seed)?),
-        "cma-es" => Box::new(CmaEs::new(space, CmaEsConfig::default(), seed)?),
-        "random" => Box::new(UniformSearch::new(space, seed)?),
-        m => return Err(unknown_method(m)),
-    })
+    }
 }
 
 /// Run one method on one experiment.
@@ -1342,7 +1376,7 @@ pub fn report_markdown(
             "\n## REINFORCE across reward schedules\n\n| task | dense | sparse-5 | sparse-25 | delay-10 | best black-box method at sparse-25 |\n|---|---|---|---|---|---|\n",
         );
         let scheds = ["dense", "sparse-5", "sparse-25", "delay-10"];
-        let bb = BLACK_BOX;
+        let bb = BLACK_BOX.map(|(label, _)| label);
         let mut notes = Vec::new();
         let mut dense_gains: Vec<Verdict> = Vec::new();
         for size in &sizes {
@@ -1665,6 +1699,32 @@ fn claims(md: &mut String, exps: &[Experiment], view: &Runs<'_>, rec: &[Recovery
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_registry_builds_the_suites_configurations() {
+        for quick in [true, false] {
+            let b = budget(quick);
+            for (method, batch) in [("dsbo", None), ("dsbo-batch", Some(BATCH_Q))] {
+                let got = registry::dsbo_config(&suite_knobs(method, &b).unwrap()).unwrap();
+                let gp = GpUcbConfig {
+                    batch,
+                    ..gp_ucb_config()
+                };
+                assert_eq!(got, dsbo_config(b.t0, b.edge_budget, &gp), "{method}");
+            }
+        }
+        for (label, name) in BLACK_BOX {
+            assert_eq!(registry_name(label).unwrap(), name);
+            if let Some(name) = name {
+                assert!(registry::find(name).is_ok(), "{name}");
+            }
+        }
+        let e = registry_name("gp-ucb-full").unwrap_err().to_string();
+        assert!(
+            e.contains("random-structure") && e.contains("reinforce"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn spearman_uses_average_ranks() {

@@ -67,7 +67,7 @@ pub struct Record {
     /// The points asked about, in user units.
     pub points: Vec<Vec<f64>>,
     /// The answer: observed values for evaluations, `[winner index]` for comparisons,
-    /// `[]` for a tie.
+    /// `[]` for a tie and for a Hessian (the point is recorded, the matrix is not).
     pub answer: Vec<f64>,
     /// The strategy's recommendation after this answer, in user units.
     pub recommended: Vec<f64>,
@@ -111,7 +111,9 @@ pub fn value_range(problem: &Problem) -> Result<f64> {
 
 /// Run one method on one problem for `budget` answered queries. Evaluation queries get
 /// values with `N(0, noise_std²)` noise; comparison queries are answered by a probit rater
-/// with noise `rater_frac × value_range(problem)`.
+/// with noise `rater_frac × value_range(problem)`; Hessian queries (DSBO's structure
+/// phase) by central finite differences of the noiseless objective, and they count
+/// against the budget like any other query.
 pub fn run_one(
     method: &str,
     problem: &str,
@@ -148,9 +150,10 @@ pub fn run_one_with(
     crate::runner::drive(strategy.as_mut(), &mut oracle, budget, |step| {
         let points = match &step.query.kind {
             QueryKind::Evaluate { points } | QueryKind::Compare { points, .. } => points,
+            QueryKind::Hessian { point } => std::slice::from_ref(point),
             _ => {
                 return Err(Error::State(
-                    "the grid runner handles evaluations and comparisons".into(),
+                    "the grid runner handles evaluations, comparisons and Hessians".into(),
                 ));
             }
         };

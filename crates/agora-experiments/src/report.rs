@@ -224,12 +224,18 @@ pub fn plot_regret(path: &Path, title: &str, summaries: &[&Summary]) -> Result<(
         .map_err(|e| err(&e))?;
     for (k, s) in summaries.iter().enumerate() {
         let color = agora_study::chart::TAB10[k % agora_study::chart::TAB10.len()].to_rgba();
+        // Queries before a method's first recommendation (e.g. DSBO's Hessian queries)
+        // have no regret: its line starts at the first one.
         let pts = |sign: f64| -> Vec<(f64, f64)> {
             s.regret_mean
                 .iter()
                 .zip(&s.regret_se)
                 .enumerate()
-                .map(|(i, (m, e))| ((i + 1) as f64, (m + sign * e).max(lo * 0.8)))
+                .filter(|(_, (m, _))| m.is_finite())
+                .map(|(i, (m, e))| {
+                    let e = if e.is_finite() { *e } else { 0.0 };
+                    ((i + 1) as f64, (m + sign * e).max(lo * 0.8))
+                })
                 .collect()
         };
         let mut band = pts(1.0);

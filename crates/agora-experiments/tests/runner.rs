@@ -136,3 +136,24 @@ fn report_rebuilds_a_saved_suite_without_running_it() {
     let e = rebuild(empty.path()).unwrap_err();
     assert!(e.to_string().contains("no saved suite"), "{e}");
 }
+
+#[test]
+fn hessian_queries_are_recorded_with_their_point_and_count_against_the_budget() {
+    let r = agora_experiments::grid::run_one("dsbo", "branin", 0, 7, 0.0).unwrap();
+    assert_eq!(r.len(), 7);
+    // `dsbo`'s default T0 = 5 points, one Hessian each, then evaluations.
+    for x in &r[..5] {
+        assert!(x.answer.is_empty() && x.recommended.is_empty(), "{x:?}");
+        assert_eq!(x.points.len(), 1);
+        let p = &x.points[0];
+        assert!(
+            (-5.0..=10.0).contains(&p[0]) && (0.0..=15.0).contains(&p[1]),
+            "{p:?}"
+        );
+        assert_eq!(x.regret, f64::INFINITY, "no recommendation yet");
+    }
+    for x in &r[5..] {
+        assert_eq!(x.answer.len(), 1);
+        assert!(x.regret.is_finite() && x.regret >= 0.0, "{x:?}");
+    }
+}

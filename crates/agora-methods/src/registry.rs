@@ -25,6 +25,7 @@
 mod entries;
 mod knob;
 
+pub use entries::dsbo_config;
 pub use knob::{Knob, KnobDefault, KnobKind, KnobValue, Knobs, parse_text};
 
 use crate::Strategy;
@@ -81,6 +82,18 @@ impl Spaces {
             (_, Space::Candidates { .. }) => false,
             (Spaces::Boxes, Space::Box { .. }) => true,
             (Spaces::RealBoxes, Space::Box { .. }) => space.continuous_mask().iter().all(|c| *c),
+        }
+    }
+
+    /// In words, as an error refusing a space shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Spaces::Any => "any space",
+            Spaces::Boxes => "boxes of parameters, not finite candidate sets",
+            Spaces::RealBoxes => {
+                "boxes of real or log-real parameters only (no integer or categorical \
+                 parameters, no finite candidate sets)"
+            }
         }
     }
 }
@@ -233,9 +246,22 @@ impl Method {
         Ok(())
     }
 
+    /// Check the space against [`Method::spaces`]: a space the method does not search is
+    /// an error naming `space`, the method and what it searches.
+    pub fn check_space(&self, space: &Space) -> Result<()> {
+        if self.spaces.admits(space) {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "space",
+            format!("method {} searches {}", self.name, self.spaces.name()),
+        ))
+    }
+
     /// The strategy with checked `knobs` (from [`Knobs::check`] with this method's knobs)
-    /// on `setup`, after checking the participants.
+    /// on `setup`, after checking the space and the participants.
     pub fn build(&self, knobs: &Knobs, setup: Setup) -> Result<Box<dyn Strategy>> {
+        self.check_space(&setup.space)?;
         self.check_participants(setup.participants.len())?;
         (self.build)(knobs, setup)
     }
@@ -300,6 +326,73 @@ mod tests {
         let (ucb, _) = find("gp-ucb").unwrap();
         let beta = ucb.knobs.iter().find(|k| k.name == "beta").unwrap();
         assert_eq!(beta.default, KnobDefault::Value("2"));
+    }
+
+    #[test]
+    fn real_box_methods_refuse_integer_categorical_and_candidate_spaces() {
+        use agora_core::Param;
+        let int = Space::boxed(vec![
+            Param::Real {
+                name: "x".into(),
+                lo: 0.0,
+                hi: 1.0,
+            },
+            Param::Integer {
+                name: "n".into(),
+                lo: 1,
+                hi: 4,
+            },
+        ])
+        .unwrap();
+        let cat = Space::boxed(vec![Param::Categorical {
+            name: "c".into(),
+            choices: vec!["a".into(), "b".into()],
+        }])
+        .unwrap();
+        let cand = Space::Candidates {
+            names: vec!["a".into(), "b".into()],
+            features: vec![vec![0.0, 1.0], vec![1.0, 0.0]],
+        };
+        for name in [
+            "dsbo",
+            "dsbo-batch",
+            "gp-ucb-full",
+            "uniform",
+            "turbo",
+            "cma-es",
+        ] {
+            for space in [&int, &cat, &cand] {
+                let e = build(name, &[], Setup::new(space.clone(), 0))
+                    .unwrap_err()
+                    .to_string();
+                let canonical = find(name).unwrap().0.name;
+                assert!(
+                    e.contains("`space`")
+                        && e.contains("real or log-real")
+                        && e.contains(canonical),
+                    "{name}: {e}"
+                );
+            }
+            let reals = Space::reals(&[(0.0, 1.0), (-2.0, 2.0)]).unwrap();
+            assert!(build(name, &[], Setup::new(reals, 0)).is_ok(), "{name}");
+        }
+        // `dsbo-batch` is `dsbo` with q = 15.
+        let (m, fixed) = find("dsbo-batch").unwrap();
+        let knobs = Knobs::check(m.knobs, fixed, &[]).unwrap();
+        assert_eq!(dsbo_config(&knobs).unwrap().gp_ucb.batch, Some(15));
+        let knobs = Knobs::check(m.knobs, &[], &[]).unwrap();
+        assert_eq!(dsbo_config(&knobs).unwrap().gp_ucb.batch, None);
+        // The baselines' defaults are their strategies' defaults.
+        let default = |method: &str, knob: &str| {
+            let (m, _) = find(method).unwrap();
+            Knobs::check(m.knobs, &[], &[]).unwrap().real(knob).unwrap()
+        };
+        let turbo = crate::TurboConfig::default().n_init as f64;
+        assert_eq!(default("turbo", "n_init"), turbo);
+        assert_eq!(
+            default("cma-es", "sigma0"),
+            crate::CmaEsConfig::default().sigma0
+        );
     }
 
     #[test]

@@ -55,7 +55,7 @@ impl AskTell for UniformSearch {
 
 impl Strategy for UniformSearch {
     fn name(&self) -> String {
-        "random".into()
+        "uniform".into()
     }
     evaluations_strategy!();
 }

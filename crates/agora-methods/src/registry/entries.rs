@@ -3,11 +3,14 @@
 use super::{
     Alias, Feedback, Knob, KnobDefault, KnobKind, Knobs, Method, Participants, Setup, Spaces,
 };
+use crate::dsbo::{EdgeRule, StructureConfig};
 use crate::{
-    Boap, BoapConfig, BoapVariant, Cbo, CboConfig, GpBo, GpBoConfig, GroupPbo, Hpbo, HpboConfig,
-    PairRule, Pbo, PboConfig, RandomSearch, Sbo, SboConfig, SboGp, SboGpConfig, SboGpVariant,
-    SboVariant, SobolSearch, StandardAcq, Strategy,
+    Boap, BoapConfig, BoapVariant, Cbo, CboConfig, CmaEs, CmaEsConfig, Dsbo, DsboConfig, GpBo,
+    GpBoConfig, GpUcb, GpUcbConfig, GroupPbo, Hpbo, HpboConfig, PairRule, Pbo, PboConfig,
+    RandomSearch, Sbo, SboConfig, SboGp, SboGpConfig, SboGpVariant, SboVariant, SobolSearch,
+    StandardAcq, Strategy, Turbo, TurboConfig, UniformSearch,
 };
+use agora_acq::Beta;
 use agora_acq::risk::RiskKind;
 use agora_core::{Error, Result};
 use agora_gp::GpConfig;
@@ -79,6 +82,20 @@ const PROPERTIES: Knob = Knob {
         example: r#"["stiffness", "cost"]"#,
     },
     doc: "the abstract properties the expert compares designs on",
+};
+
+const GP_UCB_N_INIT: Knob = Knob {
+    name: "n_init",
+    kind: KnobKind::count(1),
+    default: KnobDefault::Value("5"),
+    doc: "uniform evaluations before the first GP-UCB pick",
+};
+
+const GP_UCB_BETA: Knob = Knob {
+    name: "beta",
+    kind: KnobKind::at_least(0.0, false),
+    default: KnobDefault::Value("2"),
+    doc: "constant exploration weight beta of mu + sqrt(beta) sigma (DSBO paper, Eq. 1)",
 };
 
 const GROUP: Participants = Participants {
@@ -484,12 +501,149 @@ pub(super) const METHODS: &[Method] = &[
         knobs: &[GROUP_RHO, RATINGS_INIT],
         build: |k, s| sbo_gp_baseline(k, s, SboGpVariant::MtGpUcbUv),
     },
-    // ---- Reserved for the lead: DSBO and the black-box baselines, being turned into
-    // Strategies elsewhere, go here: `dsbo` and `dsbo-batch` (Hessians, then evaluations),
-    // `gp-ucb-full` (DSBO's full-kernel GP-UCB baseline; `gp-ucb` stays the standard
-    // GP-UCB with beta = 2), `turbo` and `cma-es`. The contract test
-    // (tests/contract.rs) picks up every entry added here. ----
+    Method {
+        name: "dsbo",
+        aliases: &[
+            Alias::plain("dss-gp-ucb"),
+            Alias {
+                name: "dsbo-batch",
+                fixed: &[("q", "15")],
+            },
+        ],
+        description: "DSS-GP-UCB (Rajpal et al., DSBO paper Alg. 4): Hessian queries find the dependency structure, then additive GP-UCB over its cliques",
+        feedback: &[Feedback::Hessians, Feedback::Evaluations],
+        spaces: Spaces::RealBoxes,
+        participants: None,
+        knobs: &[
+            Knob {
+                name: "t0",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("5"),
+                doc: "Phase-1 points T0, drawn uniformly (Alg. 4 line 2)",
+            },
+            Knob {
+                name: "c1",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("1"),
+                doc: "Hessian queries C1 at each Phase-1 point (T0 x C1 queries in all)",
+            },
+            Knob {
+                name: "edge_budget",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("100"),
+                doc: "edges kept: the pairs with the largest summed |Hessian| (App. A keeps up to 1500)",
+            },
+            GP_UCB_N_INIT,
+            GP_UCB_BETA,
+            Knob {
+                name: "q",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("1"),
+                doc: "GP-UCB picks per model update (1: sequential; the paper's batches are 15, GP-BUCB)",
+            },
+        ],
+        build: |k, s| Ok(Box::new(Dsbo::new(&s.space, dsbo_config(k)?, s.seed)?)),
+    },
+    Method {
+        name: "gp-ucb-full",
+        aliases: &[],
+        description: "DSBO's baseline: GP-UCB with one Matérn-5/2 ARD kernel over every dimension (Srinivas et al. 2010), L-BFGS-B UCB maximizer",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::RealBoxes,
+        participants: None,
+        knobs: &[GP_UCB_N_INIT, GP_UCB_BETA],
+        build: |k, s| {
+            let cfg = gp_ucb_config(k, None)?;
+            Ok(Box::new(GpUcb::full_kernel(&s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "uniform",
+        aliases: &[],
+        description: "DSBO's baseline: uniform random points of a box, one random stream for the run (`random` draws per query)",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::RealBoxes,
+        participants: None,
+        knobs: &[],
+        build: |_, s| Ok(Box::new(UniformSearch::new(&s.space, s.seed)?)),
+    },
+    Method {
+        name: "turbo",
+        aliases: &[],
+        description: "TuRBO-1-style trust-region BO (Eriksson et al. 2019): Thompson sampling in a box around the incumbent that grows and shrinks",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::RealBoxes,
+        participants: None,
+        knobs: &[Knob {
+            name: "n_init",
+            kind: KnobKind::count(1),
+            default: KnobDefault::Value("10"),
+            doc: "uniform evaluations at each (re)start of the trust region",
+        }],
+        build: |k, s| {
+            let cfg = TurboConfig {
+                n_init: k.integer("n_init")?,
+                ..TurboConfig::default()
+            };
+            Ok(Box::new(Turbo::new(&s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "cma-es",
+        aliases: &[],
+        description: "CMA-ES (Hansen 2016) in the unit cube, one sample per query, restarts when the step size collapses",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::RealBoxes,
+        participants: None,
+        knobs: &[Knob {
+            name: "sigma0",
+            kind: KnobKind::Real {
+                min: 0.0,
+                min_open: true,
+                max: 1.0,
+                max_open: false,
+            },
+            default: KnobDefault::Value("0.3"),
+            doc: "initial step size in unit-cube coordinates",
+        }],
+        build: |k, s| {
+            let cfg = CmaEsConfig {
+                sigma0: k.real("sigma0")?,
+                ..CmaEsConfig::default()
+            };
+            Ok(Box::new(CmaEs::new(&s.space, cfg, s.seed)?))
+        },
+    },
 ];
+
+/// DSS-GP-UCB's settings from the knobs of `dsbo`: `t0` points × `c1` Hessian queries, the
+/// `edge_budget` largest summed |Hessian| entries kept (DSBO paper, Alg. 4 lines 2–6), then
+/// GP-UCB with `n_init`, constant `beta` and batches of `q` (`q = 1`: sequential).
+///
+/// Errors: knobs that are not `dsbo`'s.
+pub fn dsbo_config(k: &Knobs) -> Result<DsboConfig> {
+    let q = k.integer("q")?;
+    let structure = StructureConfig::new(
+        k.integer("t0")?,
+        k.integer("c1")?,
+        EdgeRule::Budget(k.integer("edge_budget")?),
+    );
+    Ok(DsboConfig {
+        gp_ucb: gp_ucb_config(k, (q > 1).then_some(q))?,
+        ..DsboConfig::new(structure)
+    })
+}
+
+/// The GP-UCB loop of `dsbo` and `gp-ucb-full`: `n_init`, constant `beta`, `batch`, the
+/// rest [`GpUcbConfig::default`].
+fn gp_ucb_config(k: &Knobs, batch: Option<usize>) -> Result<GpUcbConfig> {
+    Ok(GpUcbConfig {
+        n_init: k.integer("n_init")?,
+        beta: Beta::Constant(k.real("beta")?),
+        batch,
+        ..GpUcbConfig::default()
+    })
+}
 
 fn gp_bo(k: &Knobs, s: Setup, acq: StandardAcq) -> Built {
     let mut cfg = GpBoConfig::new(acq, s.space.dim());
