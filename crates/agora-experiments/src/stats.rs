@@ -128,9 +128,10 @@ impl Judged {
     /// `difference ± se (n seeds)`, with `decimals` digits.
     pub fn describe(&self, decimals: usize) -> String {
         format!(
-            "paired difference {} ({} seeds)",
+            "paired difference {} ({} seed{})",
             pm(self.difference, self.se, decimals),
-            self.seeds
+            self.seeds,
+            if self.seeds == 1 { "" } else { "s" }
         )
     }
 }

@@ -139,7 +139,7 @@ pub fn variants(quick: bool) -> Vec<CboVariant> {
 mod tests {
     use super::*;
     use crate::cbo::metrics::{fair_regret_by_rounds, metrics};
-    use agora_core::{Answer, Respondent};
+    use agora_core::Answer;
     use agora_problems::TestFunction;
     use agora_problems::functions::Hartmann6;
     use rand_distr::{Distribution, StandardNormal};

@@ -249,6 +249,7 @@ mod tests {
         let mut cfg = agora_methods::CboConfig::hartmann6(1.0);
         cfg.parties = 1;
         cfg.n_init = 2;
+        cfg.gp = agora_methods::FixedGp::tuning(3);
         cfg.maximizer.raw_samples = 64;
         cfg.maximizer.restarts = 2;
         let mut solo = SoloUcb::new(Cbo::new(space.clone(), cfg.clone(), 5).unwrap());
