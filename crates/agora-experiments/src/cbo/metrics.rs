@@ -233,13 +233,13 @@ pub(super) fn worst_final(m: &CboMetrics) -> f64 {
     *m.worst_sr.last().unwrap_or(&f64::NAN)
 }
 
-/// `(seed, metric)` of every run of `variant`, for paired comparisons.
+/// `metric` of every run of `variant` by seed, for paired comparisons.
 pub(super) fn per_seed(
     runs: &[CboRun],
     variant: &str,
     f_star: f64,
     metric: impl Fn(&CboRun, &CboMetrics) -> f64,
-) -> Vec<(u64, f64)> {
+) -> std::collections::BTreeMap<u64, f64> {
     runs.iter()
         .filter(|r| r.variant == variant)
         .map(|r| (r.seed, metric(r, &metrics(&r.f, f_star))))

@@ -170,7 +170,7 @@ fn claims(md: &mut String, sums: &[CboSummary], runs: &[CboRun]) -> Result<()> {
                 j.describe(2)
             ));
         }
-        let v = Verdict::weakest(verdicts).unwrap_or(Verdict::DoesNotHold);
+        let v = Verdict::all(verdicts);
         let _ = writeln!(
             md,
             "- **Smaller ρ gives lower unfairness** (time-averaged): {} ({}; {}).",
@@ -225,7 +225,7 @@ fn claims(md: &mut String, sums: &[CboSummary], runs: &[CboRun]) -> Result<()> {
             verdicts.push(j.verdict);
             parts.push(format!("{}: {}", s.variant, j.describe(2)));
         }
-        let v = Verdict::weakest(verdicts).unwrap_or(Verdict::DoesNotHold);
+        let v = Verdict::all(verdicts);
         let _ = writeln!(
             md,
             "- **BO-IFU is much less fair; its fairest setting is worse than ours at ρ < 1**: {} (BO-IFU time-averaged \

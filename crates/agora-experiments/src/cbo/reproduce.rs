@@ -115,7 +115,7 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
             &s.worst_curve
         }),
     ] {
-        figs.extend(crate::hpbo::plot(
+        figs.extend(crate::curves::plot(
             dir,
             stem,
             title,
@@ -147,7 +147,7 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
                 |s| &s.unfair_curve,
             ),
         ] {
-            figs.extend(crate::hpbo::plot(
+            figs.extend(crate::curves::plot(
                 dir,
                 &format!("{stem}_{what}"),
                 &format!("{name}: {title}"),

@@ -4,10 +4,9 @@
 
 use super::metrics::{CboRun, drive_parties};
 use super::solo::{SideBySide, SoloUcb};
-use agora_acq::maximize::AdamOptions;
 use agora_core::{Result, Space};
 use agora_math::rng::derive_seed;
-use agora_methods::{Cbo, CboConfig, FixedGp};
+use agora_methods::{Cbo, CboConfig};
 use agora_problems::tuning::{DigitsTuning, TuningParties};
 
 /// Parties of the tuning experiment (one digits shard each).
@@ -17,31 +16,8 @@ pub const TUNING_T: usize = 50;
 /// Rounds of the n = 50 tuning case (random rounds included).
 pub const TUNING_50_T: usize = 20;
 
-/// The authors' tuning settings for `parties` parties (T0 = 2, c1 = 0.01, c2 = 1, their
-/// tuning GP), with a smaller search budget beyond five parties.
-fn tuning_config(rho: f64, parties: usize) -> CboConfig {
-    let mut c = CboConfig::hartmann6(rho);
-    c.parties = parties;
-    c.c1 = 0.01;
-    // The authors' tuning script ignores --c2 and uses 1 (note §2).
-    c.c2 = 1.0;
-    c.n_init = 2;
-    c.gp = FixedGp::tuning(3);
-    if parties > TUNING_PARTIES {
-        // The joint box is 3n-dimensional and the GP grows by n points a round; at n = 50
-        // the authors' 1,500 raw batches × 20 starts × 150 steps would cost minutes a round
-        // here. A smaller budget (documented in the report).
-        c.maximizer.raw_samples = 256;
-        c.maximizer.restarts = 4;
-        c.maximizer.adam = Some(AdamOptions {
-            steps: 60,
-            lr: 0.02,
-        });
-    }
-    c
-}
-
-/// One tuning run of the proposed method (`Some(ρ)`) or of solo GP-UCB per party
+/// One tuning run of the proposed method (`Some(ρ)`, the authors' settings
+/// [`CboConfig::tuning`]) or of solo GP-UCB per party
 /// (`None`: each party alone, its own GP with the same settings, UCB `μ + √β_t σ` with
 /// `β_t = c1 · d · log(c2 t)`). Values are validation accuracies; `f` holds them (the
 /// authors regret against f* = 1 with U built from y).
@@ -61,8 +37,11 @@ pub fn run_tuning_n(parties: usize, rho: Option<f64>, seed: u64, rounds: usize) 
         format!("n={parties} ")
     };
     let (label, cfg) = match rho {
-        Some(r) => (format!("{prefix}rho={r}"), tuning_config(r, parties)),
-        None => (format!("{prefix}solo gp-ucb"), tuning_config(1.0, parties)),
+        Some(r) => (format!("{prefix}rho={r}"), CboConfig::tuning(r, parties, 3)),
+        None => (
+            format!("{prefix}solo gp-ucb"),
+            CboConfig::tuning(1.0, parties, 3),
+        ),
     };
     let run = CboRun::new(label, seed);
     let n_init = cfg.n_init;

@@ -60,7 +60,7 @@ pub fn reproduce_gp(quick: bool, dir: &std::path::Path, progress: bool) -> Resul
                     (m.to_string(), mean, se)
                 })
                 .collect();
-            figs.extend(crate::hpbo::plot(
+            figs.extend(crate::curves::plot(
                 dir,
                 &format!("{}_{stem}", t.name),
                 &format!("{}: {title}", t.name),
@@ -143,7 +143,7 @@ pub fn gp_markdown(
             }
             parts.push(versus(name, mean(rs, cumulative), &j));
         }
-        let all = Verdict::weakest(verdicts).unwrap_or(Verdict::DoesNotHold);
+        let all = Verdict::all(verdicts);
         wins.0 += usize::from(all.holds());
         let (m, s) = mean(sbo, cumulative);
         let _ = writeln!(

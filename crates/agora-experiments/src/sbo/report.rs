@@ -8,6 +8,7 @@ use crate::table::Table;
 use agora_core::Result;
 use agora_methods::SboVariant;
 use agora_problems::social::SocialTask;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Mean ± SE of the final cumulative regret, simple regret and private votes.
@@ -47,7 +48,7 @@ pub(super) fn judge(
     better: Better,
 ) -> Result<Judged> {
     let keyed =
-        |rs: &[&SboRun]| -> Vec<(u64, f64)> { rs.iter().map(|r| (r.seed, metric(r))).collect() };
+        |rs: &[&SboRun]| -> BTreeMap<u64, f64> { rs.iter().map(|r| (r.seed, metric(r))).collect() };
     stats::verdict_by_seed(&keyed(a), &keyed(b), better)
 }
 
@@ -159,7 +160,7 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
                     (m.to_string(), mean, se)
                 })
                 .collect();
-            figs.extend(crate::hpbo::plot(
+            figs.extend(crate::curves::plot(
                 dir,
                 &format!("{}_{stem}", t.name),
                 &format!("{}: {title}", t.name),
@@ -184,7 +185,7 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
         })
         .collect();
     if !series.is_empty() {
-        figs.extend(crate::hpbo::plot(
+        figs.extend(crate::curves::plot(
             dir,
             "sbo_graph_error",
             "SBO: graph error ||A_hat - A||_F",
@@ -333,7 +334,8 @@ fn claims(
         verdicts.push(j.verdict);
         parts.push(versus(name, mean(rs, cumulative), &j));
     }
-    if let Some(v) = Verdict::weakest(verdicts) {
+    if !verdicts.is_empty() {
+        let v = Verdict::all(verdicts);
         let (m, s) = mean(sbo, cumulative);
         let _ = writeln!(
             md,
@@ -354,7 +356,8 @@ fn claims(
         verdicts.push(j.verdict);
         parts.push(versus(name, mean(rs, private), &j));
     }
-    if let Some(v) = Verdict::weakest(verdicts) {
+    if !verdicts.is_empty() {
+        let v = Verdict::all(verdicts);
         let (m, s) = mean(sbo, private);
         let _ = writeln!(
             md,
