@@ -29,7 +29,7 @@ pub struct CboBenchRow {
     pub authors_r_over_n: (f64, f64),
 }
 
-/// The authors' mean wall seconds per BO round (both ρ, RESULTS-collaborative-bo.md).
+/// The authors' mean wall seconds per BO round (both ρ, docs/anchors/RESULTS-collaborative-bo.md).
 pub const AUTHORS_ROUND_SECONDS: f64 = 1.75;
 
 /// `agora bench cbo`: Hartmann-6d rounds at ρ = 1 and 0.2, `runs` seeds each, one run at

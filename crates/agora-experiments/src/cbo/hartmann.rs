@@ -16,7 +16,7 @@ pub const T: usize = 70;
 /// Standard deviation of the parties' observation noise.
 pub const NOISE_STD: f64 = 0.1;
 
-/// The authors' numbers re-run on this machine (RESULTS-collaborative-bo.md): `(R_T/n,
+/// The authors' numbers re-run on this machine (docs/anchors/RESULTS-collaborative-bo.md): `(R_T/n,
 /// time-averaged unfairness, worst SR at T)` as (mean, SE) at ρ = 1 and ρ = 0.2.
 pub const REFERENCE: [(f64, [(f64, f64); 3]); 2] = [
     (1.0, [(74.24, 1.15), (2.287, 0.221), (0.0357, 0.0132)]),

@@ -241,3 +241,39 @@ fn claims(md: &mut String, sums: &[CboSummary], runs: &[CboRun]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cbo::metrics::summarize;
+
+    /// Claims pair seeds: at ρ = 0.2 every party gets 0.3 less a round than the mean at
+    /// ρ = 1 on each seed, while the seeds spread by 0.5 a round (unpaired SEs overlap);
+    /// equal shares make ρ = 0.2 fairer; its worst party does better, so that claim fails.
+    #[test]
+    fn claims_pair_seeds_and_print_the_rule() {
+        let mut runs = Vec::new();
+        for seed in 0..4u64 {
+            let o = 0.5 * seed as f64;
+            let mut hi = CboRun::new("rho=1", seed);
+            hi.f = vec![vec![2.0 + o, 1.0 + o, 1.5 + o]; 3];
+            let mut lo = CboRun::new("rho=0.2", seed);
+            lo.f = vec![vec![1.2 + o; 3]; 3];
+            runs.push(hi);
+            runs.push(lo);
+        }
+        let md = report_markdown(&summarize(&runs), &runs, true, 0.0, &[]).unwrap();
+        assert!(md.contains(stats::RULE));
+        for claim in [
+            "larger R_t/n with fixed c1**: **holds**",
+            "lower unfairness** (time-averaged): **holds**",
+            "grows as ρ shrinks**: **does not hold**",
+        ] {
+            assert!(md.contains(claim), "{claim}\n{md}");
+        }
+        assert!(
+            md.contains("rho=0.2 minus rho=1: paired difference 0.9 ± 0.0 (4 seeds)"),
+            "{md}"
+        );
+    }
+}

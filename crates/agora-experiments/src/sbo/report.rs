@@ -386,3 +386,56 @@ fn claims(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of `method` on the toy whose every round has regret `regret` and whose private
+    /// votes follow `private`.
+    fn run(method: &str, seed: u64, regret: f64, private: &[usize]) -> SboRun {
+        SboRun {
+            task: "toy".into(),
+            method: method.into(),
+            seed,
+            x: vec![vec![0.5]; private.len()],
+            regret: vec![regret; private.len()],
+            private: private.to_vec(),
+            graph_error: Vec::new(),
+            seconds: vec![0.0; private.len()],
+            bound: 1.5,
+            cost: 0.0,
+        }
+    }
+
+    /// Claims pair seeds: SBO's regret is a constant 0.1 a round below every other method's
+    /// on each seed while the seeds spread by 1 a round (so unpaired SEs would overlap),
+    /// and the report prints the rule.
+    #[test]
+    fn claims_pair_seeds_and_print_the_rule() {
+        let task = SocialTask::by_name("toy").unwrap();
+        let linear = [5, 6, 7, 8, 9, 10];
+        let mut runs = Vec::new();
+        for seed in 0..4u64 {
+            let base = seed as f64;
+            runs.push(run("sbo", seed, base, &[5, 6, 6, 6, 6, 6]));
+            runs.push(run("oracle", seed, base, &[0; 6]));
+            runs.push(run("single-agent", seed, base + 0.1, &[0; 6]));
+            runs.push(run("independent", seed, base + 0.1, &linear));
+            runs.push(run("private-only", seed, base + 0.1, &linear));
+        }
+        let md = report_markdown(&[task], &runs, true, 0.0, 6, &[]).unwrap();
+        assert!(md.contains(stats::RULE));
+        for claim in [
+            "lowest among non-oracle methods**: **holds**",
+            "fewest private votes (among methods that use them)**: **holds**",
+            "than in the first): **holds**",
+        ] {
+            assert!(md.contains(claim), "{claim}\n{md}");
+        }
+        assert!(
+            md.contains("paired difference 0.600 ± 0.000 (4 seeds)"),
+            "{md}"
+        );
+    }
+}
