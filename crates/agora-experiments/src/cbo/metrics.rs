@@ -47,6 +47,9 @@ impl CboRun {
     }
 }
 
+/// The noiseless values of a query's points, when the parties observe with noise.
+pub(super) type Noiseless<'a> = &'a dyn Fn(&Query) -> Result<Vec<f64>>;
+
 /// Drive a per-party strategy (one point per party each round) against `respondent` for
 /// `rounds` rounds and record the run: `y` as answered, `f` from `noiseless` of the query
 /// (the answers themselves when `None`, for noiseless parties), and the seconds of each
@@ -57,7 +60,7 @@ pub(super) fn drive_parties<S, R>(
     respondent: &mut R,
     rounds: usize,
     n_init: usize,
-    noiseless: Option<&dyn Fn(&Query) -> Result<Vec<f64>>>,
+    noiseless: Option<Noiseless<'_>>,
     mut run: CboRun,
     mut extra: impl FnMut(&S, &mut CboRun),
 ) -> Result<CboRun>

@@ -3,7 +3,7 @@
 //! hyper-parameter tuning (n = 5 and 50) and traffic-hotspot experiments with solo GP-UCB
 //! baselines (docs/notes/collaborative-fair-bo.md).
 //!
-//! Metrics (note §1 and §4; the authors' notebook formulas) are in [`metrics`]; every run
+//! Metrics (note §1 and §4; the authors' notebook formulas) are in [`metrics`](mod@metrics); every run
 //! drives a per-party strategy against its parties' respondent ([`hartmann`], [`tuning`],
 //! [`traffic`]); the solo baselines run one-party strategies side by side ([`solo`]).
 //! [`report`] and [`task_report`] write the report, [`reproduce`](mod@reproduce) runs it
