@@ -65,7 +65,7 @@ pub(super) fn drive_parties<S, R>(
     mut extra: impl FnMut(&S, &mut CboRun),
 ) -> Result<CboRun>
 where
-    S: Strategy,
+    S: Strategy + ?Sized,
     R: Respondent,
 {
     crate::runner::drive(strategy, respondent, rounds, |step| {

@@ -146,17 +146,32 @@ fn claims(md: &mut String, sums: &[CboSummary], runs: &[CboRun]) -> Result<()> {
         let list = |f: &dyn Fn(&CboSummary) -> String| -> String {
             fixed.iter().map(|s| f(s)).collect::<Vec<_>>().join(", ")
         };
-        // Larger R_t/n at the smallest ρ than at ρ = 1.
-        let j = judge(&lo.variant, &hi.variant, r_final, Better::Higher)?;
-        let _ = writeln!(
+        // A claim that the smallest ρ has the larger value of `metric` than ρ = 1.
+        let larger_at_lo = |md: &mut String,
+                            claim: &str,
+                            metric: Final,
+                            value: fn(&CboSummary) -> f64,
+                            decimals: usize|
+         -> Result<()> {
+            let j = judge(&lo.variant, &hi.variant, metric, Better::Higher)?;
+            let _ = writeln!(
+                md,
+                "- **{claim}**: {} ({}; {} minus {}: {}).",
+                j.verdict.label(),
+                list(&|s| format!("{} {:.decimals$}", s.variant, value(s))),
+                lo.variant,
+                hi.variant,
+                j.describe(decimals)
+            );
+            Ok(())
+        };
+        larger_at_lo(
             md,
-            "- **Smaller ρ gives larger R_t/n with fixed c1**: {} ({}; {} minus {}: {}).",
-            j.verdict.label(),
-            list(&|s| format!("{} {:.1}", s.variant, s.r_over_n.0)),
-            lo.variant,
-            hi.variant,
-            j.describe(1)
-        );
+            "Smaller ρ gives larger R_t/n with fixed c1",
+            r_final,
+            |s| s.r_over_n.0,
+            1,
+        )?;
         // Lower time-averaged unfairness at every ρ < 1 than at ρ = 1.
         let mut verdicts = Vec::new();
         let mut parts = Vec::new();
@@ -178,17 +193,13 @@ fn claims(md: &mut String, sums: &[CboSummary], runs: &[CboRun]) -> Result<()> {
             list(&|s| format!("{} {:.2}", s.variant, s.unfairness_avg.0)),
             parts.join("; ")
         );
-        // Larger worst simple regret at the smallest ρ than at ρ = 1.
-        let j = judge(&lo.variant, &hi.variant, worst_final, Better::Higher)?;
-        let _ = writeln!(
+        larger_at_lo(
             md,
-            "- **Worst simple regret grows as ρ shrinks**: {} ({}; {} minus {}: {}).",
-            j.verdict.label(),
-            list(&|s| format!("{} {:.3}", s.variant, s.worst_sr.0)),
-            lo.variant,
-            hi.variant,
-            j.describe(3)
-        );
+            "Worst simple regret grows as ρ shrinks",
+            worst_final,
+            |s| s.worst_sr.0,
+            3,
+        )?;
     }
     let vary: Vec<&CboSummary> = [0.8, 0.6, 0.4, 0.2]
         .iter()

@@ -10,7 +10,6 @@ use super::tuning::{TUNING_50_T, TUNING_T, run_tuning, run_tuning_n};
 use crate::report;
 use crate::runner::run_parallel;
 use agora_core::Result;
-use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
 
@@ -90,8 +89,8 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
     std::fs::create_dir_all(dir).map_err(|e| {
         agora_core::Error::invalid("out", format!("cannot create {}: {e}", dir.display()))
     })?;
-    report::write_file(&dir.join("runs.json"), &to_json(&runs)?)?;
-    report::write_file(&dir.join("summary.json"), &to_json(&sums)?)?;
+    report::write_json(&dir.join("runs.json"), &runs)?;
+    report::write_json(&dir.join("summary.json"), &sums)?;
     let mut figs = Vec::new();
     let proposed: Vec<CboSummary> = sums
         .iter()
@@ -123,9 +122,9 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
             &series(&proposed, curve),
         )?);
     }
-    report::write_file(&dir.join("tuning_runs.json"), &to_json(&tuning)?)?;
-    report::write_file(&dir.join("traffic_runs.json"), &to_json(&traffic)?)?;
-    report::write_file(&dir.join("tuning50_runs.json"), &to_json(&tuning50)?)?;
+    report::write_json(&dir.join("tuning_runs.json"), &tuning)?;
+    report::write_json(&dir.join("traffic_runs.json"), &traffic)?;
+    report::write_json(&dir.join("tuning50_runs.json"), &tuning50)?;
     let (_, _, traffic_star) = traffic_graph()?;
     for (task_runs, f_star, stem, name) in [
         (&tuning, 1.0, "tuning", "tuning n = 5"),
@@ -167,8 +166,4 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
     md.push_str(&tuning50_markdown(&tuning50, t50_rounds)?);
     report::write_file(&dir.join("report.md"), &md)?;
     Ok(sums)
-}
-
-fn to_json<T: Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string_pretty(v).map_err(|e| agora_core::Error::Numerical(e.to_string()))
 }

@@ -6,7 +6,7 @@ use super::metrics::{CboRun, drive_parties};
 use super::solo::{SideBySide, SoloUcb};
 use agora_core::{Result, Space};
 use agora_math::rng::derive_seed;
-use agora_methods::{Cbo, CboConfig};
+use agora_methods::{Cbo, CboConfig, Strategy};
 use agora_problems::tuning::{DigitsTuning, TuningParties};
 
 /// Parties of the tuning experiment (one digits shard each).
@@ -43,21 +43,9 @@ pub fn run_tuning_n(parties: usize, rho: Option<f64>, seed: u64, rounds: usize) 
             CboConfig::tuning(1.0, parties, 3),
         ),
     };
-    let run = CboRun::new(label, seed);
     let n_init = cfg.n_init;
-    match rho {
-        Some(_) => {
-            let mut s = Cbo::new(space, cfg, seed)?;
-            drive_parties(
-                &mut s,
-                &mut respondent,
-                rounds,
-                n_init,
-                None,
-                run,
-                |_, _| {},
-            )
-        }
+    let mut s: Box<dyn Strategy> = match rho {
+        Some(_) => Box::new(Cbo::new(space, cfg, seed)?),
         None => {
             let solo = (0..parties)
                 .map(|p| {
@@ -69,16 +57,17 @@ pub fn run_tuning_n(parties: usize, rho: Option<f64>, seed: u64, rounds: usize) 
                     Ok(SoloUcb::new(party))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let mut s = SideBySide::new(solo)?;
-            drive_parties(
-                &mut s,
-                &mut respondent,
-                rounds,
-                n_init,
-                None,
-                run,
-                |_, _| {},
-            )
+            Box::new(SideBySide::new(solo)?)
         }
-    }
+    };
+    let run = CboRun::new(label, seed);
+    drive_parties(
+        &mut *s,
+        &mut respondent,
+        rounds,
+        n_init,
+        None,
+        run,
+        |_, _| {},
+    )
 }

@@ -2,7 +2,8 @@
 //! GP-UCB and MT-GP-UCB on every task (App. H.3): runs, plots and the report's section.
 
 use super::report::{
-    cumulative, curve, flat, flat_note, halves, judge, method_row, of, private, values, versus,
+    against_each, cumulative, flat, flat_note, halves, method_row, of, private, task_figures,
+    values,
 };
 use super::run::{SboRun, gp_rounds, gp_tasks, run_gp_one, seeds};
 use crate::stats::{self, Better, Verdict, mean_se, pm};
@@ -35,39 +36,23 @@ pub fn reproduce_gp(quick: bool, dir: &std::path::Path, progress: bool) -> Resul
             run_gp_one(&task_list[ti], v, s, t_rounds)
         })?;
     let wall = t0.elapsed().as_secs_f64();
-    let json = serde_json::to_string_pretty(&runs)
-        .map_err(|e| agora_core::Error::Numerical(e.to_string()))?;
-    crate::report::write_file(&dir.join("gp_runs.json"), &json)?;
+    crate::report::write_json(&dir.join("gp_runs.json"), &runs)?;
     let names: Vec<&'static str> = SboGpVariant::all().iter().map(|v| v.name()).collect();
     let mut figs = Vec::new();
     for t in &task_list {
-        for (stem, title, y) in [
-            (
-                "gp_cumulative_regret",
-                "GP variant: cumulative regret",
-                "R_t",
-            ),
-            (
-                "gp_private_ratings",
-                "GP variant: cumulative private ratings",
-                "|Q^u_t|",
-            ),
-        ] {
-            let series: Vec<(String, Vec<f64>, Vec<f64>)> = names
-                .iter()
-                .map(|m| {
-                    let (mean, se) = curve(&of(&runs, &t.name, m), stem == "gp_private_ratings");
-                    (m.to_string(), mean, se)
-                })
-                .collect();
-            figs.extend(crate::curves::plot(
-                dir,
-                &format!("{}_{stem}", t.name),
-                &format!("{}: {title}", t.name),
-                y,
-                &series,
-            )?);
-        }
+        figs.extend(task_figures(
+            dir,
+            &runs,
+            t,
+            &names,
+            [
+                ("gp_cumulative_regret", "GP variant: cumulative regret"),
+                (
+                    "gp_private_ratings",
+                    "GP variant: cumulative private ratings",
+                ),
+            ],
+        )?);
     }
     gp_markdown(&task_list, &runs, quick, wall, t_rounds, &figs)
 }
@@ -133,17 +118,13 @@ pub fn gp_markdown(
             continue;
         };
         let mean = |rs: &[&SboRun], m: fn(&SboRun) -> f64| mean_se(&values(rs, m));
-        let mut verdicts = Vec::new();
-        let mut parts = Vec::new();
-        for (name, rs) in rows.iter().filter(|r| r.0 != "sbo-gp") {
-            let j = judge(sbo, rs, cumulative, Better::Lower)?;
-            verdicts.push(j.verdict);
-            if *name == "gp-ucb-v" {
-                wins.1 += usize::from(j.verdict.holds());
-            }
-            parts.push(versus(name, mean(rs, cumulative), &j));
-        }
-        let all = Verdict::all(verdicts);
+        let others: Vec<_> = rows.iter().filter(|r| r.0 != "sbo-gp").collect();
+        let c = against_each(sbo, &others, cumulative, Better::Lower)?;
+        let (all, parts) = c.map_or((Verdict::DoesNotHold, String::new()), |c| {
+            let public = c.each.iter().filter(|e| e.0 == "gp-ucb-v");
+            wins.1 += public.filter(|e| e.1.verdict.holds()).count();
+            (c.verdict, c.text)
+        });
         wins.0 += usize::from(all.holds());
         let (m, s) = mean(sbo, cumulative);
         let _ = writeln!(
@@ -151,7 +132,7 @@ pub fn gp_markdown(
             "\n- **SBO-GP's cumulative regret is below GP-UCB's and MT-GP-UCB's**: {} — SBO-GP {}; {}.",
             all.label(),
             pm(m, s, 3),
-            parts.join("; ")
+            parts
         );
         let (first, second) = halves(sbo);
         if !first.is_empty() {

@@ -143,31 +143,20 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
     std::fs::create_dir_all(dir).map_err(|e| {
         agora_core::Error::invalid("out", format!("cannot create {}: {e}", dir.display()))
     })?;
-    let json = serde_json::to_string_pretty(&runs)
-        .map_err(|e| agora_core::Error::Numerical(e.to_string()))?;
-    crate::report::write_file(&dir.join("runs.json"), &json)?;
+    crate::report::write_json(&dir.join("runs.json"), &runs)?;
     let mut figs = Vec::new();
     for t in &task_list {
         let names: Vec<&'static str> = methods(t).iter().map(|v| v.name()).collect();
-        for (stem, title, y) in [
-            ("cumulative_regret", "cumulative regret", "R_t"),
-            ("private_votes", "cumulative private votes", "|Q^u_t|"),
-        ] {
-            let series: Vec<(String, Vec<f64>, Vec<f64>)> = names
-                .iter()
-                .map(|m| {
-                    let (mean, se) = curve(&of(&runs, &t.name, m), stem == "private_votes");
-                    (m.to_string(), mean, se)
-                })
-                .collect();
-            figs.extend(crate::curves::plot(
-                dir,
-                &format!("{}_{stem}", t.name),
-                &format!("{}: {title}", t.name),
-                y,
-                &series,
-            )?);
-        }
+        figs.extend(task_figures(
+            dir,
+            &runs,
+            t,
+            &names,
+            [
+                ("cumulative_regret", "cumulative regret"),
+                ("private_votes", "cumulative private votes"),
+            ],
+        )?);
     }
     // Graph error of SBO per task.
     let series: Vec<(String, Vec<f64>, Vec<f64>)> = task_list
@@ -199,6 +188,36 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
     Ok(runs)
 }
 
+/// A task's two figures, `{task}_{stem}.svg` (and `.png`) with a curve per method: the
+/// cumulative regret (`stems[0]`) and the cumulative private votes (`stems[1]`), each
+/// `(stem, title)`.
+pub(super) fn task_figures(
+    dir: &std::path::Path,
+    runs: &[SboRun],
+    task: &SocialTask,
+    methods: &[&str],
+    stems: [(&str, &str); 2],
+) -> Result<Vec<String>> {
+    let mut figs = Vec::new();
+    for (k, ((stem, title), y)) in stems.into_iter().zip(["R_t", "|Q^u_t|"]).enumerate() {
+        let series: Vec<(String, Vec<f64>, Vec<f64>)> = methods
+            .iter()
+            .map(|m| {
+                let (mean, se) = curve(&of(runs, &task.name, m), k == 1);
+                (m.to_string(), mean, se)
+            })
+            .collect();
+        figs.extend(crate::curves::plot(
+            dir,
+            &format!("{}_{stem}", task.name),
+            &format!("{}: {title}", task.name),
+            y,
+            &series,
+        )?);
+    }
+    Ok(figs)
+}
+
 /// Mean and SE per round of cumulative regret (or private votes).
 pub(super) fn curve(runs: &[&SboRun], private: bool) -> (Vec<f64>, Vec<f64>) {
     let t = runs.iter().map(|r| r.regret.len()).min().unwrap_or(0);
@@ -215,14 +234,45 @@ pub(super) fn curve(runs: &[&SboRun], private: bool) -> (Vec<f64>, Vec<f64>) {
         .unzip()
 }
 
-/// `name m ± se (paired difference d ± se (n seeds), verdict)` for one comparison.
-pub(super) fn versus(name: &str, value: (f64, f64), j: &Judged) -> String {
-    format!(
-        "{name} {} ({}, {})",
-        pm(value.0, value.1, 3),
-        j.describe(3),
-        j.verdict.label()
-    )
+/// A claim "A beats each of several methods" on one metric.
+pub(super) struct AgainstEach<'n> {
+    /// The conjunction's verdict ([`Verdict::all`]).
+    pub verdict: Verdict,
+    /// Each comparison as `name m ± se (paired difference d ± se (n seeds), verdict)`.
+    pub text: String,
+    /// Each method's name and judgement.
+    pub each: Vec<(&'n str, Judged)>,
+}
+
+/// Judge "A beats each of `others`" (name and runs) on `metric`, paired by seed; `None`
+/// without others.
+pub(super) fn against_each<'n>(
+    a: &[&SboRun],
+    others: &[&(&'n str, Vec<&SboRun>)],
+    metric: fn(&SboRun) -> f64,
+    better: Better,
+) -> Result<Option<AgainstEach<'n>>> {
+    if others.is_empty() {
+        return Ok(None);
+    }
+    let mut each = Vec::new();
+    let mut parts = Vec::new();
+    for (name, rs) in others {
+        let j = judge(a, rs, metric, better)?;
+        let (m, s) = mean_se(&values(rs, metric));
+        parts.push(format!(
+            "{name} {} ({}, {})",
+            pm(m, s, 3),
+            j.describe(3),
+            j.verdict.label()
+        ));
+        each.push((*name, j));
+    }
+    Ok(Some(AgainstEach {
+        verdict: Verdict::all(each.iter().map(|e| e.1.verdict)),
+        text: parts.join("; "),
+        each,
+    }))
 }
 
 /// The markdown report with a verdict per claim of docs/notes/social-bo.md §4.7.
@@ -321,50 +371,33 @@ fn claims(
     rows: &[(&str, Vec<&SboRun>)],
     rounds: usize,
 ) -> Result<()> {
-    let mean = |rs: &[&SboRun], m: fn(&SboRun) -> f64| mean_se(&values(rs, m));
+    let sbo_pm = |m: fn(&SboRun) -> f64| stats::pm_of(&values(sbo, m), 3);
     // Lowest regret: SBO against every non-oracle method.
-    let others: Vec<&(&str, Vec<&SboRun>)> = rows
+    let others: Vec<_> = rows
         .iter()
         .filter(|r| r.0 != "sbo" && r.0 != "oracle")
         .collect();
-    let mut verdicts = Vec::new();
-    let mut parts = Vec::new();
-    for (name, rs) in &others {
-        let j = judge(sbo, rs, cumulative, Better::Lower)?;
-        verdicts.push(j.verdict);
-        parts.push(versus(name, mean(rs, cumulative), &j));
-    }
-    if !verdicts.is_empty() {
-        let v = Verdict::all(verdicts);
-        let (m, s) = mean(sbo, cumulative);
+    if let Some(c) = against_each(sbo, &others, cumulative, Better::Lower)? {
         let _ = writeln!(
             md,
             "\n- **SBO's cumulative regret is the lowest among non-oracle methods**: {} — SBO {}; {}.",
-            v.label(),
-            pm(m, s, 3),
-            parts.join("; ")
+            c.verdict.label(),
+            sbo_pm(cumulative),
+            c.text
         );
     }
     // Fewest private votes among the methods that use them.
-    let mut verdicts = Vec::new();
-    let mut parts = Vec::new();
-    for (name, rs) in rows
+    let users: Vec<_> = rows
         .iter()
         .filter(|r| r.0 == "independent" || r.0 == "private-only")
-    {
-        let j = judge(sbo, rs, private, Better::Lower)?;
-        verdicts.push(j.verdict);
-        parts.push(versus(name, mean(rs, private), &j));
-    }
-    if !verdicts.is_empty() {
-        let v = Verdict::all(verdicts);
-        let (m, s) = mean(sbo, private);
+        .collect();
+    if let Some(c) = against_each(sbo, &users, private, Better::Lower)? {
         let _ = writeln!(
             md,
             "- **SBO asks the fewest private votes (among methods that use them)**: {} — SBO {}; {}.",
-            v.label(),
-            pm(m, s, 3),
-            parts.join("; ")
+            c.verdict.label(),
+            sbo_pm(private),
+            c.text
         );
     }
     // Sublinear private votes: fewer new private votes in the second half of the rounds

@@ -45,29 +45,24 @@ trait RoundView {
     fn graph(&self) -> &[f64];
 }
 
-impl RoundView for SboRound {
-    fn x(&self) -> &[f64] {
-        &self.x
-    }
-    fn seconds(&self) -> f64 {
-        self.seconds
-    }
-    fn graph(&self) -> &[f64] {
-        &self.graph
-    }
+/// Both round records have the fields the recorder reads, under the same names.
+macro_rules! round_view {
+    ($($t:ty),*) => {$(
+        impl RoundView for $t {
+            fn x(&self) -> &[f64] {
+                &self.x
+            }
+            fn seconds(&self) -> f64 {
+                self.seconds
+            }
+            fn graph(&self) -> &[f64] {
+                &self.graph
+            }
+        }
+    )*};
 }
 
-impl RoundView for SboGpRound {
-    fn x(&self) -> &[f64] {
-        &self.x
-    }
-    fn seconds(&self) -> f64 {
-        self.seconds
-    }
-    fn graph(&self) -> &[f64] {
-        &self.graph
-    }
-}
+round_view!(SboRound, SboGpRound);
 
 /// Builds an [`SboRun`] from a strategy's rounds as they complete.
 struct Recorder<'t> {
