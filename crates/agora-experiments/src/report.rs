@@ -124,6 +124,12 @@ pub fn write_file(path: &Path, contents: &str) -> Result<()> {
     std::fs::write(path, contents).map_err(|e| io(path, e))
 }
 
+/// Write `value` as pretty JSON to `path` (creating its folder).
+pub fn write_json<T: serde::Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    let json = serde_json::to_string_pretty(value).map_err(|e| Error::Numerical(e.to_string()))?;
+    write_file(path, &json)
+}
+
 /// Write `records.jsonl`, `records.csv`, `summary.json`, `summary.md` and one
 /// `regret_<problem>.svg` per problem into `dir`. Returns the files written.
 pub fn write_outputs(dir: &Path, records: &[Record], summaries: &[Summary]) -> Result<Vec<String>> {

@@ -128,9 +128,10 @@ impl Judged {
     /// `difference ± se (n seeds)`, with `decimals` digits.
     pub fn describe(&self, decimals: usize) -> String {
         format!(
-            "paired difference {} ({} seeds)",
+            "paired difference {} ({} seed{})",
             pm(self.difference, self.se, decimals),
-            self.seeds
+            self.seeds,
+            if self.seeds == 1 { "" } else { "s" }
         )
     }
 }
@@ -140,7 +141,8 @@ pub fn verdict(a: &[f64], b: &[f64], better: Better) -> Result<Judged> {
     let (m, se) = paired_difference(a, b)?;
     let d = match better {
         Better::Higher => m,
-        Better::Lower => -m,
+        // `0 − m`, not `−m`: no difference prints as 0, not −0.
+        Better::Lower => 0.0 - m,
     };
     Ok(Judged {
         difference: d,
@@ -170,6 +172,14 @@ pub fn verdict_of(difference: f64, se: f64) -> Verdict {
     } else {
         Verdict::DoesNotHold
     }
+}
+
+/// Whether two independent estimates `(mean, SE)` agree: they differ by at most 2 combined
+/// standard errors `√(SE_a² + SE_b²)`. For comparing with published or re-run reference
+/// numbers, where no pairing by seed is possible; claims between agora's own methods use
+/// [`verdict`].
+pub fn agree(a: (f64, f64), b: (f64, f64)) -> bool {
+    (a.0 - b.0).abs() <= 2.0 * (a.1 * a.1 + b.1 * b.1).sqrt()
 }
 
 /// `mean ± se` with `decimals` digits after the point, the one way reports print it.
@@ -236,6 +246,12 @@ mod tests {
         let j = verdict_by_seed(&a, &b, Better::Higher).unwrap();
         assert_eq!((j.difference, j.se, j.seeds), (2.0, 1.0, 2));
         assert_eq!(j.verdict, Verdict::InMeanOnly);
+        // No difference is 0, not −0, whichever way is better.
+        let j = verdict(&[1.0], &[1.0], Better::Lower).unwrap();
+        assert_eq!(j.describe(1), "paired difference 0.0 ± 0.0 (1 seed)");
+        // 1 ± 0.3 and 2 ± 0.4: 2 combined SE = 1.0.
+        assert!(agree((1.0, 0.3), (2.0, 0.4)));
+        assert!(!agree((1.0, 0.3), (2.01, 0.4)));
     }
 
     #[test]

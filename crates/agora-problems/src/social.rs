@@ -39,10 +39,13 @@
 //!   ([`SocialTask::gram`]). Graph `[[0.7, 0.1, 0.1, 0.1], [0.4, 0.4, 0.1, 0.1],
 //!   [0.3, 0.2, 0.3, 0.2], [0.3, 0.2, 0.2, 0.3]]`, ρ = 0.1. Options are candidate indices.
 
-use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result};
+use agora_core::{Error, Result};
 use agora_math::rng::stream;
 use agora_math::welfare::Welfare;
 use rand::RngExt;
+
+mod group;
+pub use group::SocialGroup;
 
 /// Per-agent utilities at a unit-cube point.
 pub type UtilityFn = dyn Fn(&[f64]) -> Vec<f64> + Send + Sync;
@@ -521,145 +524,6 @@ pub fn energy_firms() -> Result<Vec<FirmGp>> {
         .collect()
 }
 
-/// A simulated group answering [`QueryKind::GroupVote`] queries.
-#[derive(Debug)]
-pub struct SocialGroup<'a> {
-    task: &'a SocialTask,
-    seed: u64,
-    /// Private and public votes answered so far.
-    pub counts: [usize; 2],
-    /// Cost of one private and one public group vote (`λ_u ≫ λ_v`; the paper gives no
-    /// numbers, agora's default is 10 and 1).
-    pub costs: [f64; 2],
-    /// Standard deviation of the Gaussian noise on a rating ([`QueryKind::GroupRate`], the
-    /// GP variant's direct utility values, Assumption F.1). The paper gives none; agora's
-    /// default is 0.1.
-    pub rating_noise: f64,
-}
-
-impl<'a> SocialGroup<'a> {
-    /// A group for `task`; votes are seeded by `seed`, the query id and the channel.
-    pub fn new(task: &'a SocialTask, seed: u64) -> SocialGroup<'a> {
-        SocialGroup {
-            task,
-            seed,
-            counts: [0, 0],
-            costs: [10.0, 1.0],
-            rating_noise: 0.1,
-        }
-    }
-
-    /// Total cost of the votes answered so far, `λ_u |Q^u| + λ_v |Q^v|`.
-    pub fn cost(&self) -> f64 {
-        self.costs[0] * self.counts[0] as f64 + self.costs[1] * self.counts[1] as f64
-    }
-
-    fn at(&self, p: &Point) -> Result<Vec<f64>> {
-        match p {
-            Point::Unit(u) => Ok(u.clone()),
-            Point::Index(i) => self
-                .task
-                .options
-                .as_ref()
-                .and_then(|o| o.get(*i))
-                .cloned()
-                .ok_or_else(|| Error::invalid("point", format!("unknown option {i}"))),
-        }
-    }
-
-    fn utilities(&self, x: &[f64], channel: Channel) -> Vec<f64> {
-        match channel {
-            Channel::Private => (self.task.utilities)(x),
-            Channel::Public => self.task.public_utilities(x),
-        }
-    }
-
-    /// Every agent's rating of the query's option: `f_i(x) + ε`, `ε ~ N(0, rating_noise²)`
-    /// seeded by the query id and the channel, `f = u` (private) or `A u` (public).
-    fn rate(
-        &mut self,
-        q: &Query,
-        point: &Point,
-        channel: Channel,
-        agents: usize,
-    ) -> Result<Answer> {
-        if agents != self.task.agents {
-            return Err(Error::dim("agents", self.task.agents, agents));
-        }
-        let f = self.utilities(&self.at(point)?, channel);
-        let ch = usize::from(channel == Channel::Public);
-        self.counts[ch] += 1;
-        let mut rng = stream(self.seed, &[q.id, ch as u64, 0x6A7]);
-        let values = f
-            .iter()
-            .map(|v| {
-                let e: f64 =
-                    rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
-                v + self.rating_noise * e
-            })
-            .collect();
-        Ok(Answer {
-            query_id: q.id,
-            kind: AnswerKind::Values { values },
-        })
-    }
-
-    /// Every agent's vote on the query's pair: agent `i` prefers option 0 with probability
-    /// `σ(f_i(x₀) − f_i(x₁))`, `f = u` (private) or `A u` (public). A
-    /// [`QueryKind::GroupRate`] gets every agent's noisy rating instead.
-    pub fn answer(&mut self, q: &Query) -> Result<Answer> {
-        if let QueryKind::GroupRate {
-            point,
-            channel,
-            agents,
-        } = &q.kind
-        {
-            return self.rate(q, point, *channel, agents.len());
-        }
-        let QueryKind::GroupVote {
-            points,
-            channel,
-            agents,
-        } = &q.kind
-        else {
-            return Err(Error::invalid(
-                "query",
-                "a social group answers group votes",
-            ));
-        };
-        if points.len() != 2 {
-            return Err(Error::dim("points", 2, points.len()));
-        }
-        if agents.len() != self.task.agents {
-            return Err(Error::dim("agents", self.task.agents, agents.len()));
-        }
-        let (x0, x1) = (self.at(&points[0])?, self.at(&points[1])?);
-        let (f0, f1) = match channel {
-            Channel::Private => ((self.task.utilities)(&x0), (self.task.utilities)(&x1)),
-            Channel::Public => (
-                self.task.public_utilities(&x0),
-                self.task.public_utilities(&x1),
-            ),
-        };
-        let ch = match channel {
-            Channel::Private => 0,
-            Channel::Public => 1,
-        };
-        self.counts[ch] += 1;
-        let mut rng = stream(self.seed, &[q.id, ch as u64, 0x5B0]);
-        let votes = (0..agents.len())
-            .map(|i| {
-                let p = 1.0 / (1.0 + (-(f0[i] - f1[i])).exp());
-                Some(if rng.random::<f64>() < p { 0 } else { 1 })
-            })
-            .collect();
-        Ok(Answer {
-            query_id: q.id,
-            kind: AnswerKind::Votes { votes },
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -735,48 +599,5 @@ mod tests {
             let mean = col.iter().sum::<f64>() / 165.0;
             assert!(mean.abs() < 1e-9);
         }
-    }
-
-    #[test]
-    fn vote_frequencies_follow_bradley_terry() {
-        let t = SocialTask::by_name("toy").unwrap();
-        let mut g = SocialGroup::new(&t, 3);
-        let (a, b) = (vec![0.40], vec![0.55]);
-        for channel in [Channel::Private, Channel::Public] {
-            let (fa, fb) = match channel {
-                Channel::Private => ((t.utilities)(&a), (t.utilities)(&b)),
-                Channel::Public => (t.public_utilities(&a), t.public_utilities(&b)),
-            };
-            let mut wins = [0usize; 2];
-            let trials = 20000;
-            for id in 0..trials {
-                let q = Query {
-                    id,
-                    kind: QueryKind::GroupVote {
-                        points: vec![Point::Unit(a.clone()), Point::Unit(b.clone())],
-                        channel,
-                        agents: vec!["0".into(), "1".into()],
-                    },
-                };
-                let AnswerKind::Votes { votes } = g.answer(&q).unwrap().kind else {
-                    panic!()
-                };
-                for i in 0..2 {
-                    wins[i] += usize::from(votes[i] == Some(0));
-                }
-            }
-            for i in 0..2 {
-                let p = 1.0 / (1.0 + (-(fa[i] - fb[i])).exp());
-                let freq = wins[i] as f64 / trials as f64;
-                // 4.5 binomial standard errors.
-                let se = (p * (1.0 - p) / trials as f64).sqrt();
-                assert!(
-                    (freq - p).abs() < 4.5 * se,
-                    "{channel:?} agent {i}: {freq} vs {p}"
-                );
-            }
-        }
-        assert_eq!(g.counts, [20000, 20000]);
-        assert_eq!(g.cost(), 10.0 * 20000.0 + 20000.0);
     }
 }

@@ -11,7 +11,7 @@
 //! The neighbour table is kept as given (directed, a subset of the 3×3 block), except that
 //! self-entries are dropped: a party's own cell is always visited, so they never matter.
 
-use agora_core::{Error, Result};
+use agora_core::{Answer, Error, Point, Query, QueryKind, Respondent, Result};
 
 const CELLS: &str = include_str!("../../../data/traffic-grid/cells.csv");
 const NEIGHBORS: &str = include_str!("../../../data/traffic-grid/neighbors.csv");
@@ -148,6 +148,29 @@ impl TrafficGrid {
     }
 }
 
+/// The grid answers evaluation queries over its cells: each point is a valid-cell index
+/// ([`Point::Index`]) and its answer the cell's objective, exactly (the experiment observes
+/// the data without noise). Errors name `points[i]` (a unit-cube point) or `cell`.
+impl Respondent for TrafficGrid {
+    fn answer(&mut self, query: &Query) -> Result<Answer> {
+        let QueryKind::Evaluate { points } = &query.kind else {
+            return Err(Error::unsupported_query("traffic grid", query));
+        };
+        let values = points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match p {
+                Point::Index(c) => self.value(*c),
+                Point::Unit(_) => Err(Error::invalid(
+                    format!("points[{i}]"),
+                    "the traffic grid evaluates cell indices, not unit-cube points",
+                )),
+            })
+            .collect::<Result<Vec<f64>>>()?;
+        Answer::values(query, values)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,5 +204,49 @@ mod tests {
         let e =
             TrafficGrid::parse("id,row,col,log_demand\n1,0,0,1.0\n", "id,n\n1,9\n").unwrap_err();
         assert!(e.to_string().contains("neighbors.csv line 2"), "{e}");
+    }
+
+    #[test]
+    fn answers_cell_values_and_refuses_the_rest() {
+        let mut g = TrafficGrid::load().unwrap();
+        let cells = [1639usize, 0, 2505, 17];
+        let q = Query {
+            id: 3,
+            kind: QueryKind::Evaluate {
+                points: cells.iter().map(|&c| Point::Index(c)).collect(),
+            },
+        };
+        let want: Vec<f64> = cells.iter().map(|&c| g.values[c]).collect();
+        assert_eq!(g.answer(&q).unwrap(), Answer::values(&q, want).unwrap());
+        let bad = Query {
+            id: 0,
+            kind: QueryKind::Evaluate {
+                points: vec![Point::Index(9999)],
+            },
+        };
+        assert!(g.answer(&bad).unwrap_err().to_string().contains("cell"));
+        let unit = Query {
+            id: 0,
+            kind: QueryKind::Evaluate {
+                points: vec![Point::Unit(vec![0.5, 0.5])],
+            },
+        };
+        assert!(
+            g.answer(&unit)
+                .unwrap_err()
+                .to_string()
+                .contains("points[0]")
+        );
+        let compare = Query {
+            id: 0,
+            kind: QueryKind::Compare {
+                points: vec![Point::Index(0), Point::Index(1)],
+                rater: None,
+            },
+        };
+        assert!(matches!(
+            g.answer(&compare),
+            Err(Error::UnsupportedQuery { .. })
+        ));
     }
 }

@@ -14,8 +14,8 @@
 // Index loops over parallel fixed-size arrays (features × classes) read as the math does.
 #![allow(clippy::needless_range_loop)]
 
-use agora_core::{Error, Result};
-use agora_math::rng::stream;
+use agora_core::{Answer, Error, Point, Query, QueryKind, Respondent, Result};
+use agora_math::rng::{derive_seed, stream};
 use rand::RngExt;
 
 const DIGITS: &str = include_str!("../../../data/digits/digits.csv");
@@ -200,6 +200,78 @@ impl DigitsTuning {
     }
 }
 
+/// The parties of a tuning task as one [`Respondent`]: the `t`-th evaluation query it
+/// answers (counting from 0) holds one point per party, and party `p` trains on shard
+/// `p mod shards` with SGD seed `derive_seed(seed, [t])` when `p < shards`, and
+/// `derive_seed(seed, [t, p / shards])` beyond (its own stream, as the authors' party `s`
+/// uses split `s % 5` with its own run); docs/notes/collaborative-fair-bo.md §4.
+#[derive(Debug, Clone)]
+pub struct TuningParties {
+    task: DigitsTuning,
+    parties: usize,
+    seed: u64,
+    answered: u64,
+}
+
+impl TuningParties {
+    /// `parties ≥ 1` parties over `task`'s shards, SGD streams from `seed`. Errors name
+    /// `parties`.
+    pub fn new(task: DigitsTuning, parties: usize, seed: u64) -> Result<TuningParties> {
+        if parties == 0 {
+            return Err(Error::invalid("parties", "needs at least one party"));
+        }
+        Ok(TuningParties {
+            task,
+            parties,
+            seed,
+            answered: 0,
+        })
+    }
+
+    /// Evaluation queries answered so far.
+    pub fn answered(&self) -> u64 {
+        self.answered
+    }
+
+    /// The SGD seed of party `p` on the `t`-th query.
+    fn sgd_seed(&self, t: u64, p: usize) -> u64 {
+        match p / self.task.parties() {
+            0 => derive_seed(self.seed, &[t]),
+            k => derive_seed(self.seed, &[t, k as u64]),
+        }
+    }
+}
+
+impl Respondent for TuningParties {
+    /// Best validation accuracy of each party's training run at its point; errors name
+    /// `points` (not one per party) or `points[i]` (not a unit-cube point).
+    fn answer(&mut self, query: &Query) -> Result<Answer> {
+        let QueryKind::Evaluate { points } = &query.kind else {
+            return Err(Error::unsupported_query("tuning parties", query));
+        };
+        if points.len() != self.parties {
+            return Err(Error::dim("points", self.parties, points.len()));
+        }
+        let t = self.answered;
+        let values = points
+            .iter()
+            .enumerate()
+            .map(|(p, x)| match x {
+                Point::Unit(u) => {
+                    self.task
+                        .evaluate(p % self.task.parties(), u, self.sgd_seed(t, p))
+                }
+                Point::Index(_) => Err(Error::invalid(
+                    format!("points[{p}]"),
+                    "tuning parties evaluate unit-cube points, not candidate indices",
+                )),
+            })
+            .collect::<Result<Vec<f64>>>()?;
+        self.answered += 1;
+        Answer::values(query, values)
+    }
+}
+
 fn softmax(x: &[f64; FEATURES], w: &[[f64; CLASSES]], b: &[f64; CLASSES]) -> [f64; CLASSES] {
     let mut z = *b;
     for j in 0..FEATURES {
@@ -246,5 +318,68 @@ mod tests {
                 .to_string()
                 .contains("parties")
         );
+    }
+
+    /// The respondent is the task's own `evaluate` on the documented seeds: query `t`,
+    /// party `p` on shard `p mod 5`, the stream of `t` (and `p / 5` beyond the fifth).
+    #[test]
+    fn parties_answer_with_their_shards_and_streams() {
+        let task = DigitsTuning::new(5).unwrap();
+        let mut r = TuningParties::new(task.clone(), 7, 42).unwrap();
+        let xs: Vec<Vec<f64>> = (0..7).map(|p| vec![0.1 * p as f64, 0.3, 0.8]).collect();
+        let q = |id| Query {
+            id,
+            kind: QueryKind::Evaluate {
+                points: xs.iter().map(|x| Point::Unit(x.clone())).collect(),
+            },
+        };
+        for t in 0..2u64 {
+            let a = r.answer(&q(100 + t)).unwrap();
+            let want: Vec<f64> = (0..7)
+                .map(|p| {
+                    let seed = if p < 5 {
+                        derive_seed(42, &[t])
+                    } else {
+                        derive_seed(42, &[t, 1])
+                    };
+                    task.evaluate(p % 5, &xs[p], seed).unwrap()
+                })
+                .collect();
+            assert_eq!(a, Answer::values(&q(100 + t), want).unwrap());
+        }
+        assert_eq!(r.answered(), 2);
+        // One point per party, unit-cube points, evaluation queries only.
+        let short = Query {
+            id: 0,
+            kind: QueryKind::Evaluate {
+                points: vec![Point::Unit(vec![0.5; 3])],
+            },
+        };
+        assert!(r.answer(&short).unwrap_err().to_string().contains("points"));
+        let index = Query {
+            id: 0,
+            kind: QueryKind::Evaluate {
+                points: vec![Point::Index(0); 7],
+            },
+        };
+        assert!(
+            r.answer(&index)
+                .unwrap_err()
+                .to_string()
+                .contains("points[0]")
+        );
+        let compare = Query {
+            id: 0,
+            kind: QueryKind::Compare {
+                points: vec![Point::Unit(vec![0.5; 3]); 2],
+                rater: None,
+            },
+        };
+        assert!(matches!(
+            r.answer(&compare),
+            Err(Error::UnsupportedQuery { .. })
+        ));
+        assert_eq!(r.answered(), 2, "refused queries are not counted");
+        assert!(TuningParties::new(task, 0, 0).is_err());
     }
 }

@@ -1,0 +1,169 @@
+//! `agora reproduce cbo`: every experiment's grid in parallel, the runs and summaries, the
+//! plots and the report.
+
+use super::hartmann::{CboVariant, SEEDS, run_one, variants};
+use super::metrics::{CboSummary, summarize, summarize_with};
+use super::report::report_markdown;
+use super::task_report::{traffic_markdown, tuning_markdown, tuning50_markdown};
+use super::traffic::{TRAFFIC_SEEDS, TRAFFIC_T, run_traffic, traffic_graph, traffic_worst_case};
+use super::tuning::{TUNING_50_T, TUNING_T, run_tuning, run_tuning_n};
+use crate::report;
+use crate::runner::run_parallel;
+use agora_core::Result;
+use std::path::Path;
+use std::time::Instant;
+
+/// `(variant, seed)` jobs of a grid, variant-major.
+fn grid<V: Copy>(variants: &[V], seeds: &[u64]) -> Vec<(V, u64)> {
+    variants
+        .iter()
+        .flat_map(|v| seeds.iter().map(move |s| (*v, *s)))
+        .collect()
+}
+
+/// A mean curve per summary (no SE band: the curves are means over runs).
+fn series(
+    sums: &[CboSummary],
+    curve: fn(&CboSummary) -> &Vec<f64>,
+) -> Vec<(String, Vec<f64>, Vec<f64>)> {
+    sums.iter()
+        .map(|s| {
+            let c = curve(s).clone();
+            let z = vec![0.0; c.len()];
+            (s.variant.clone(), c, z)
+        })
+        .collect()
+}
+
+/// Run the grid (parallel over runs) and write the report into `dir`.
+pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSummary>> {
+    let vs = variants(quick);
+    let seeds: &[u64] = if quick { &SEEDS[..2] } else { &SEEDS };
+    let vrefs: Vec<&CboVariant> = vs.iter().collect();
+    let t0 = Instant::now();
+    let runs = run_parallel("cbo", &grid(&vrefs, seeds), progress, |(v, s)| {
+        run_one(v, *s)
+    })?;
+    // Tuning: five ρ and solo GP-UCB.
+    let tune_rounds = if quick { 8 } else { TUNING_T };
+    let tune_variants: Vec<Option<f64>> = if quick {
+        vec![Some(1.0), Some(0.2), None]
+    } else {
+        vec![Some(1.0), Some(0.8), Some(0.6), Some(0.4), Some(0.2), None]
+    };
+    let tuning = run_parallel(
+        "cbo tuning",
+        &grid(&tune_variants, seeds),
+        progress,
+        |(v, s)| run_tuning(*v, *s, tune_rounds),
+    )?;
+    // Traffic: five ρ and solo GP-UCB (cheap: milliseconds a round).
+    let traffic_rounds = if quick { 20 } else { TRAFFIC_T };
+    let traffic_seeds: &[u64] = if quick {
+        &TRAFFIC_SEEDS[..2]
+    } else {
+        &TRAFFIC_SEEDS
+    };
+    let traffic = run_parallel(
+        "cbo traffic",
+        &grid(&tune_variants, traffic_seeds),
+        progress,
+        |(v, s)| run_traffic(*v, *s, traffic_rounds),
+    )?;
+    let worst = if quick {
+        None
+    } else {
+        Some(traffic_worst_case()?)
+    };
+    // n = 50 tuning (ρ ≥ 0.9).
+    let t50_rounds = if quick { 4 } else { TUNING_50_T };
+    let t50_seeds: &[u64] = if quick { &SEEDS[..1] } else { &SEEDS };
+    let tuning50 = run_parallel(
+        "cbo tuning n=50",
+        &grid(&[Some(1.0), Some(0.9), None], t50_seeds),
+        progress,
+        |(v, s)| run_tuning_n(50, *v, *s, t50_rounds),
+    )?;
+    let wall = t0.elapsed().as_secs_f64();
+    let sums = summarize(&runs);
+    std::fs::create_dir_all(dir).map_err(|e| {
+        agora_core::Error::invalid("out", format!("cannot create {}: {e}", dir.display()))
+    })?;
+    report::write_json(&dir.join("runs.json"), &runs)?;
+    report::write_json(&dir.join("summary.json"), &sums)?;
+    let mut figs = Vec::new();
+    let proposed: Vec<CboSummary> = sums
+        .iter()
+        .filter(|s| !s.variant.starts_with("ifu"))
+        .cloned()
+        .collect();
+    for (stem, title, y, curve) in [
+        (
+            "r_over_n",
+            "cumulative regret R_t/n",
+            "R_t/n",
+            (|s: &CboSummary| &s.r_curve) as fn(&CboSummary) -> &Vec<f64>,
+        ),
+        (
+            "unfairness",
+            "unfairness U_t/n - g_t (rho_eval = 0.2)",
+            "U_t/n - g_t",
+            |s| &s.unfair_curve,
+        ),
+        ("worst_sr", "worst simple regret", "max_i SR_t^i", |s| {
+            &s.worst_curve
+        }),
+    ] {
+        figs.extend(crate::curves::plot(
+            dir,
+            stem,
+            title,
+            y,
+            &series(&proposed, curve),
+        )?);
+    }
+    report::write_json(&dir.join("tuning_runs.json"), &tuning)?;
+    report::write_json(&dir.join("traffic_runs.json"), &traffic)?;
+    report::write_json(&dir.join("tuning50_runs.json"), &tuning50)?;
+    let (_, _, traffic_star) = traffic_graph()?;
+    for (task_runs, f_star, stem, name) in [
+        (&tuning, 1.0, "tuning", "tuning n = 5"),
+        (&traffic, traffic_star, "traffic", "traffic n = 8"),
+        (&tuning50, 1.0, "tuning50", "tuning n = 50"),
+    ] {
+        let ts = summarize_with(task_runs, f_star);
+        for (what, title, y, curve) in [
+            (
+                "r_over_n",
+                "R_t/n",
+                "R_t/n",
+                (|s: &CboSummary| &s.r_curve) as fn(&CboSummary) -> &Vec<f64>,
+            ),
+            (
+                "unfairness",
+                "unfairness (rho_eval = 0.2)",
+                "U_t/n - g_t",
+                |s| &s.unfair_curve,
+            ),
+        ] {
+            figs.extend(crate::curves::plot(
+                dir,
+                &format!("{stem}_{what}"),
+                &format!("{name}: {title}"),
+                y,
+                &series(&ts, curve),
+            )?);
+        }
+    }
+    let mut md = report_markdown(&sums, &runs, quick, wall, &figs)?;
+    md.push_str(&tuning_markdown(&tuning, tune_rounds)?);
+    md.push_str(&traffic_markdown(
+        &traffic,
+        traffic_rounds,
+        traffic_star,
+        worst,
+    )?);
+    md.push_str(&tuning50_markdown(&tuning50, t50_rounds)?);
+    report::write_file(&dir.join("report.md"), &md)?;
+    Ok(sums)
+}

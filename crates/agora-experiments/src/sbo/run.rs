@@ -1,0 +1,296 @@
+//! One Social BO run: a strategy (vote-based or the GP variant) driven against the task's
+//! simulated group, and what is recorded of it per round (docs/notes/social-bo.md §4.3).
+
+use crate::runner::drive;
+use agora_core::{Result, Space};
+use agora_math::rng::derive_seed;
+use agora_methods::{
+    Sbo, SboConfig, SboGp, SboGpConfig, SboGpRound, SboGpVariant, SboRound, SboVariant,
+};
+use agora_problems::social::{SocialGroup, SocialTask};
+use serde::{Deserialize, Serialize};
+use std::ops::ControlFlow;
+
+/// One run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SboRun {
+    /// Task.
+    pub task: String,
+    /// Method.
+    pub method: String,
+    /// Seed.
+    pub seed: u64,
+    /// Each round's proposal (unit cube).
+    pub x: Vec<Vec<f64>>,
+    /// Regret of each round's proposal.
+    pub regret: Vec<f64>,
+    /// Cumulative private votes after each round.
+    pub private: Vec<usize>,
+    /// `‖Â − A‖_F` after each round (empty unless learned).
+    pub graph_error: Vec<f64>,
+    /// Seconds of model work per round.
+    pub seconds: Vec<f64>,
+    /// Final `L`.
+    pub bound: f64,
+    /// Total vote cost `λ_u |Q^u| + λ_v |Q^v|` (λ_u = 10, λ_v = 1), initial design included.
+    #[serde(default)]
+    pub cost: f64,
+}
+
+/// What the recorder reads of a strategy's round.
+trait RoundView {
+    fn x(&self) -> &[f64];
+    fn seconds(&self) -> f64;
+    /// `Â` row-major, empty unless learned.
+    fn graph(&self) -> &[f64];
+}
+
+/// Both round records have the fields the recorder reads, under the same names.
+macro_rules! round_view {
+    ($($t:ty),*) => {$(
+        impl RoundView for $t {
+            fn x(&self) -> &[f64] {
+                &self.x
+            }
+            fn seconds(&self) -> f64 {
+                self.seconds
+            }
+            fn graph(&self) -> &[f64] {
+                &self.graph
+            }
+        }
+    )*};
+}
+
+round_view!(SboRound, SboGpRound);
+
+/// Builds an [`SboRun`] from a strategy's rounds as they complete.
+struct Recorder<'t> {
+    task: &'t SocialTask,
+    s_star: f64,
+    truth: Vec<f64>,
+    run: SboRun,
+}
+
+impl<'t> Recorder<'t> {
+    fn new(task: &'t SocialTask, method: &str, seed: u64) -> Recorder<'t> {
+        Recorder {
+            task,
+            s_star: task.optimum().1,
+            truth: task.graph.iter().flatten().copied().collect(),
+            run: SboRun {
+                task: task.name.clone(),
+                method: method.to_string(),
+                seed,
+                x: Vec::new(),
+                regret: Vec::new(),
+                private: Vec::new(),
+                graph_error: Vec::new(),
+                seconds: Vec::new(),
+                bound: 0.0,
+                cost: 0.0,
+            },
+        }
+    }
+
+    /// Record the rounds completed since the last call; `private` (the private votes so
+    /// far) goes to the latest round, as a private follow-up belongs to the round it
+    /// follows.
+    fn catch_up<R: RoundView>(&mut self, rounds: &[R], private: usize) {
+        let run = &mut self.run;
+        for r in &rounds[run.x.len().min(rounds.len())..] {
+            run.regret
+                .push((self.s_star - self.task.welfare_at(r.x())).max(0.0));
+            run.x.push(r.x().to_vec());
+            run.seconds.push(r.seconds());
+            if !r.graph().is_empty() {
+                run.graph_error.push(graph_error(r.graph(), &self.truth));
+            }
+            run.private.push(private);
+        }
+        if let Some(p) = run.private.last_mut() {
+            *p = private;
+        }
+    }
+
+    /// The latest round's `Â` may change after its private follow-up: its error replaces
+    /// the last one recorded.
+    fn refresh_graph<R: RoundView>(&mut self, rounds: &[R]) {
+        if let (Some(g), Some(r)) = (self.run.graph_error.last_mut(), rounds.last())
+            && !r.graph().is_empty()
+        {
+            *g = graph_error(r.graph(), &self.truth);
+        }
+    }
+
+    /// The run cut to its first `rounds` rounds (a private follow-up can add one more).
+    fn finish(mut self, rounds: usize, cost: f64) -> SboRun {
+        let run = &mut self.run;
+        run.regret.truncate(rounds);
+        run.x.truncate(rounds);
+        run.private.truncate(rounds);
+        run.seconds.truncate(rounds);
+        run.graph_error.truncate(rounds);
+        run.cost = cost;
+        self.run
+    }
+}
+
+/// `‖Â − A‖_F` of row-major matrices.
+fn graph_error(graph: &[f64], truth: &[f64]) -> f64 {
+    graph
+        .iter()
+        .zip(truth)
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// Continue driving while `more`.
+fn until(more: bool) -> Result<ControlFlow<()>> {
+    Ok(if more {
+        ControlFlow::Continue(())
+    } else {
+        ControlFlow::Break(())
+    })
+}
+
+/// The methods compared.
+pub fn methods(task: &SocialTask) -> Vec<SboVariant> {
+    vec![
+        SboVariant::Sbo,
+        SboVariant::Oracle(task.graph.clone()),
+        SboVariant::SingleAgent,
+        SboVariant::Independent,
+        SboVariant::PrivateOnly,
+    ]
+}
+
+/// Settings of a task (lengthscale per task dimension).
+pub fn config(task: &SocialTask, variant: SboVariant) -> SboConfig {
+    let mut c = SboConfig::paper(task.agents, task.rho, variant);
+    c.lengthscale = if task.dim == 1 { 0.1 } else { 0.25 };
+    c.gram = task.gram.clone();
+    c
+}
+
+/// Run `method` on `task` for `rounds` proposal rounds: the group votes (Bradley–Terry,
+/// its stream `derive_seed(seed, [0x6B])`) until `rounds` rounds are done and no private
+/// follow-up is pending.
+pub fn run_one(task: &SocialTask, variant: SboVariant, seed: u64, rounds: usize) -> Result<SboRun> {
+    let mut s = Sbo::new(task_space(task)?, config(task, variant.clone()), seed)?;
+    let mut group = SocialGroup::new(task, derive_seed(seed, &[0x6B]));
+    let mut rec = Recorder::new(task, variant.name(), seed);
+    let cap = if rounds == 0 { 0 } else { usize::MAX };
+    drive(&mut s, &mut group, cap, |step| {
+        let s = step.strategy;
+        rec.catch_up(s.rounds(), s.counts()[0]);
+        until(s.rounds().len() < rounds || s.private_pending())
+    })?;
+    let mut run = rec.finish(rounds, group.cost());
+    run.bound = s.model().config().bound;
+    Ok(run)
+}
+
+/// Settings of the GP variant on a task (its kernel: the task's Gram over a finite set, or
+/// RBF lengthscales from a grid).
+pub fn gp_config(task: &SocialTask, variant: SboGpVariant) -> SboGpConfig {
+    let mut c = SboGpConfig::new(task.agents, task.rho, variant);
+    c.gram = task.gram.clone();
+    c
+}
+
+/// Run a GP-variant method on `task` for `rounds` rounds: the group rates options with
+/// noise `rating_noise` (0.1; its stream `derive_seed(seed, [0x6C])`). The run's `private`
+/// counts private group ratings.
+pub fn run_gp_one(
+    task: &SocialTask,
+    variant: SboGpVariant,
+    seed: u64,
+    rounds: usize,
+) -> Result<SboRun> {
+    let mut s = SboGp::new(task_space(task)?, gp_config(task, variant), seed)?;
+    let mut group = SocialGroup::new(task, derive_seed(seed, &[0x6C]));
+    let mut rec = Recorder::new(task, variant.name(), seed);
+    let cap = if rounds == 0 { 0 } else { usize::MAX };
+    drive(&mut s, &mut group, cap, |step| {
+        let s = step.strategy;
+        rec.catch_up(s.rounds(), s.counts()[0]);
+        rec.refresh_graph(s.rounds());
+        until(s.rounds().len() < rounds || s.round_open())
+    })?;
+    Ok(rec.finish(rounds, group.cost()))
+}
+
+/// The task's options as a space: its finite option set, or the unit cube.
+fn task_space(task: &SocialTask) -> Result<Space> {
+    match &task.options {
+        Some(opts) => Ok(Space::Candidates {
+            names: (0..opts.len()).map(|i| i.to_string()).collect(),
+            features: opts.clone(),
+        }),
+        None => Space::reals(&vec![(0.0, 1.0); task.dim]),
+    }
+}
+
+/// Tasks of the suite (the quick suite: the toy and thermal comfort).
+pub fn tasks(quick: bool) -> Vec<&'static str> {
+    if quick {
+        vec!["toy", "thermal"]
+    } else {
+        SocialTask::names()
+    }
+}
+
+/// Proposal rounds per run.
+pub fn rounds(quick: bool) -> usize {
+    if quick { 6 } else { 25 }
+}
+
+/// Tasks of the GP-variant suite (`--quick`: the toy and thermal comfort).
+pub fn gp_tasks(quick: bool) -> Vec<&'static str> {
+    tasks(quick)
+}
+
+/// Rounds of the GP-variant suite: its rounds cost milliseconds, so it runs longer than the
+/// vote-based suite (60; `--quick` 15).
+pub fn gp_rounds(quick: bool) -> usize {
+    if quick { 15 } else { 60 }
+}
+
+/// Seeds of both parts of the suite (`--quick`: 2).
+pub fn seeds(quick: bool) -> Vec<u64> {
+    if quick {
+        (0..2).collect()
+    } else {
+        (0..10).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The recorder's run equals one recorded by hand from the same strategy's rounds
+    /// after the same answers.
+    #[test]
+    fn runs_record_every_round_and_the_group_cost() {
+        let task = SocialTask::by_name("toy").unwrap();
+        let run = run_one(&task, SboVariant::PrivateOnly, 3, 3).unwrap();
+        assert_eq!(run.regret.len(), 3);
+        assert_eq!((run.x.len(), run.private.len()), (3, 3));
+        assert!(run.graph_error.is_empty());
+        // private-only asks a private vote every round: its count grows by one a round.
+        assert_eq!(run.private[2] - run.private[1], 1);
+        let s_star = task.optimum().1;
+        for (x, r) in run.x.iter().zip(&run.regret) {
+            assert_eq!(*r, (s_star - task.welfare_at(x)).max(0.0));
+        }
+        assert!(run.cost >= 10.0 * run.private[2] as f64);
+        let again = run_one(&task, SboVariant::PrivateOnly, 3, 3).unwrap();
+        assert_eq!(run.regret, again.regret);
+        let gp = run_gp_one(&task, SboGpVariant::SboGp, 1, 4).unwrap();
+        assert_eq!(gp.regret.len(), 4);
+        assert!(run_one(&task, SboVariant::Sbo, 0, 0).unwrap().x.is_empty());
+    }
+}
