@@ -191,6 +191,8 @@ pub fn rebuild(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
             "hpbo" => crate::hpbo::rebuild(&d, &m)?,
             "boap" => crate::boap::rebuild(&d, &m)?,
             "dsbo" => crate::dsbo::rebuild(&d, &m)?,
+            "sbo" => crate::sbo::rebuild(&d, &m)?,
+            "cbo" => crate::cbo::rebuild(&d, &m)?,
             name => match suites().into_iter().find(|s| s.name == name) {
                 Some(s) => {
                     let records: Vec<crate::grid::Record> = read_jsonl(&d.join("records.jsonl"))?;

@@ -29,7 +29,7 @@ pub use metrics::{
     summarize, summarize_with,
 };
 pub use report::report_markdown;
-pub use reproduce::reproduce;
+pub use reproduce::{rebuild, reproduce};
 pub use solo::{SideBySide, SoloUcb};
 pub use task_report::{task_markdown, traffic_markdown, tuning_markdown, tuning50_markdown};
 pub use traffic::{

@@ -2,6 +2,7 @@
 //! plots and the report.
 
 use super::hartmann::{CboVariant, SEEDS, run_one, variants};
+use super::metrics::CboRun;
 use super::metrics::{CboSummary, summarize, summarize_with};
 use super::report::report_markdown;
 use super::task_report::{traffic_markdown, tuning_markdown, tuning50_markdown};
@@ -70,11 +71,6 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
         progress,
         |(v, s)| run_traffic(*v, *s, traffic_rounds),
     )?;
-    let worst = if quick {
-        None
-    } else {
-        Some(traffic_worst_case()?)
-    };
     // n = 50 tuning (ρ ≥ 0.9).
     let t50_rounds = if quick { 4 } else { TUNING_50_T };
     let t50_seeds: &[u64] = if quick { &SEEDS[..1] } else { &SEEDS };
@@ -85,11 +81,58 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
         |(v, s)| run_tuning_n(50, *v, *s, t50_rounds),
     )?;
     let wall = t0.elapsed().as_secs_f64();
-    let sums = summarize(&runs);
     std::fs::create_dir_all(dir).map_err(|e| {
         agora_core::Error::invalid("out", format!("cannot create {}: {e}", dir.display()))
     })?;
     report::write_json(&dir.join("runs.json"), &runs)?;
+    report::write_json(&dir.join("tuning_runs.json"), &tuning)?;
+    report::write_json(&dir.join("traffic_runs.json"), &traffic)?;
+    report::write_json(&dir.join("tuning50_runs.json"), &tuning50)?;
+    crate::suites::write_manifest(dir, "cbo", quick, &[("wall", wall)])?;
+    write_report(dir, quick, wall, &runs, &tuning, &traffic, &tuning50)
+}
+
+/// Rebuild the summaries, figures and report from the runs a finished suite saved in `dir`
+/// (`agora report`).
+pub fn rebuild(dir: &Path, m: &crate::suites::Manifest) -> Result<()> {
+    let read = |f: &str| -> Result<Vec<CboRun>> { crate::suites::read_json(&dir.join(f)) };
+    let (runs, tuning, traffic, tuning50) = (
+        read("runs.json")?,
+        read("tuning_runs.json")?,
+        read("traffic_runs.json")?,
+        read("tuning50_runs.json")?,
+    );
+    write_report(
+        dir,
+        m.quick,
+        m.seconds("wall"),
+        &runs,
+        &tuning,
+        &traffic,
+        &tuning50,
+    )?;
+    Ok(())
+}
+
+/// Summaries, figures and `report.md` from the suite's runs.
+fn write_report(
+    dir: &Path,
+    quick: bool,
+    wall: f64,
+    runs: &[CboRun],
+    tuning: &[CboRun],
+    traffic: &[CboRun],
+    tuning50: &[CboRun],
+) -> Result<Vec<CboSummary>> {
+    let tune_rounds = if quick { 8 } else { TUNING_T };
+    let traffic_rounds = if quick { 20 } else { TRAFFIC_T };
+    let t50_rounds = if quick { 4 } else { TUNING_50_T };
+    let worst = if quick {
+        None
+    } else {
+        Some(traffic_worst_case()?)
+    };
+    let sums = summarize(runs);
     report::write_json(&dir.join("summary.json"), &sums)?;
     let mut figs = Vec::new();
     let proposed: Vec<CboSummary> = sums
@@ -122,14 +165,11 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
             &series(&proposed, curve),
         )?);
     }
-    report::write_json(&dir.join("tuning_runs.json"), &tuning)?;
-    report::write_json(&dir.join("traffic_runs.json"), &traffic)?;
-    report::write_json(&dir.join("tuning50_runs.json"), &tuning50)?;
     let (_, _, traffic_star) = traffic_graph()?;
     for (task_runs, f_star, stem, name) in [
-        (&tuning, 1.0, "tuning", "tuning n = 5"),
-        (&traffic, traffic_star, "traffic", "traffic n = 8"),
-        (&tuning50, 1.0, "tuning50", "tuning n = 50"),
+        (tuning, 1.0, "tuning", "tuning n = 5"),
+        (traffic, traffic_star, "traffic", "traffic n = 8"),
+        (tuning50, 1.0, "tuning50", "tuning n = 50"),
     ] {
         let ts = summarize_with(task_runs, f_star);
         for (what, title, y, curve) in [
@@ -155,15 +195,15 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
             )?);
         }
     }
-    let mut md = report_markdown(&sums, &runs, quick, wall, &figs)?;
-    md.push_str(&tuning_markdown(&tuning, tune_rounds)?);
+    let mut md = report_markdown(&sums, runs, quick, wall, &figs)?;
+    md.push_str(&tuning_markdown(tuning, tune_rounds)?);
     md.push_str(&traffic_markdown(
-        &traffic,
+        traffic,
         traffic_rounds,
         traffic_star,
         worst,
     )?);
-    md.push_str(&tuning50_markdown(&tuning50, t50_rounds)?);
+    md.push_str(&tuning50_markdown(tuning50, t50_rounds)?);
     report::write_file(&dir.join("report.md"), &md)?;
     Ok(sums)
 }

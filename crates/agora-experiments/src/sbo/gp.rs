@@ -15,7 +15,8 @@ use std::fmt::Write as _;
 
 /// The GP variant against GP-UCB and MT-GP-UCB on every task: runs (`gp_runs.json`), plots
 /// and the report's section (returned as markdown).
-pub fn reproduce_gp(quick: bool, dir: &std::path::Path, progress: bool) -> Result<String> {
+/// Run the GP variant's grid; returns its runs and wall seconds.
+pub fn run_gp(quick: bool, progress: bool) -> Result<(Vec<SboRun>, f64)> {
     let seeds = seeds(quick);
     let t_rounds = gp_rounds(quick);
     let task_list: Vec<SocialTask> = gp_tasks(quick)
@@ -35,14 +36,22 @@ pub fn reproduce_gp(quick: bool, dir: &std::path::Path, progress: bool) -> Resul
         crate::runner::run_parallel("sbo-gp", &jobs, progress, |&(ti, v, s)| {
             run_gp_one(&task_list[ti], v, s, t_rounds)
         })?;
-    let wall = t0.elapsed().as_secs_f64();
-    crate::report::write_json(&dir.join("gp_runs.json"), &runs)?;
+    Ok((runs, t0.elapsed().as_secs_f64()))
+}
+
+/// The GP variant's figures in `dir` and its section of the report, from its runs.
+pub fn gp_report(quick: bool, dir: &std::path::Path, runs: &[SboRun], wall: f64) -> Result<String> {
+    let t_rounds = gp_rounds(quick);
+    let task_list: Vec<SocialTask> = gp_tasks(quick)
+        .iter()
+        .map(|n| SocialTask::by_name(n))
+        .collect::<Result<_>>()?;
     let names: Vec<&'static str> = SboGpVariant::all().iter().map(|v| v.name()).collect();
     let mut figs = Vec::new();
     for t in &task_list {
         figs.extend(task_figures(
             dir,
-            &runs,
+            runs,
             t,
             &names,
             [
@@ -54,7 +63,7 @@ pub fn reproduce_gp(quick: bool, dir: &std::path::Path, progress: bool) -> Resul
             ],
         )?);
     }
-    gp_markdown(&task_list, &runs, quick, wall, t_rounds, &figs)
+    gp_markdown(&task_list, runs, quick, wall, t_rounds, &figs)
 }
 
 /// The GP variant's section of the report, with a verdict per claim of App. H.3.

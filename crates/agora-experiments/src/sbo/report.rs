@@ -1,7 +1,6 @@
 //! The vote-based part of `agora reproduce sbo`: every method × task × seed, the plots and
 //! the report with a verdict per claim of docs/notes/social-bo.md §4.7.
 
-use super::gp::reproduce_gp;
 use super::run::{SboRun, methods, rounds, run_one, seeds, tasks};
 use crate::stats::{self, Better, Judged, Verdict, mean_se, pm};
 use crate::table::Table;
@@ -144,12 +143,48 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
         agora_core::Error::invalid("out", format!("cannot create {}: {e}", dir.display()))
     })?;
     crate::report::write_json(&dir.join("runs.json"), &runs)?;
+    let (gp_runs, gp_wall) = super::gp::run_gp(quick, progress)?;
+    crate::report::write_json(&dir.join("gp_runs.json"), &gp_runs)?;
+    crate::suites::write_manifest(dir, "sbo", quick, &[("wall", wall), ("gp_wall", gp_wall)])?;
+    write_report(dir, quick, &runs, wall, &gp_runs, gp_wall)?;
+    Ok(runs)
+}
+
+/// Rebuild the figures and report from the `runs.json` and `gp_runs.json` of a finished
+/// suite in `dir` (`agora report`).
+pub fn rebuild(dir: &std::path::Path, m: &crate::suites::Manifest) -> Result<()> {
+    let runs: Vec<SboRun> = crate::suites::read_json(&dir.join("runs.json"))?;
+    let gp_runs: Vec<SboRun> = crate::suites::read_json(&dir.join("gp_runs.json"))?;
+    write_report(
+        dir,
+        m.quick,
+        &runs,
+        m.seconds("wall"),
+        &gp_runs,
+        m.seconds("gp_wall"),
+    )
+}
+
+/// Figures and `report.md` of both parts of the suite from their runs.
+fn write_report(
+    dir: &std::path::Path,
+    quick: bool,
+    runs: &[SboRun],
+    wall: f64,
+    gp_runs: &[SboRun],
+    gp_wall: f64,
+) -> Result<()> {
+    let t_rounds = rounds(quick);
+    let task_list: Vec<SocialTask> = tasks(quick)
+        .iter()
+        .map(|n| SocialTask::by_name(n))
+        .collect::<Result<_>>()?;
     let mut figs = Vec::new();
     for t in &task_list {
         let names: Vec<&'static str> = methods(t).iter().map(|v| v.name()).collect();
         figs.extend(task_figures(
             dir,
-            &runs,
+            runs,
             t,
             &names,
             [
@@ -162,7 +197,7 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
     let series: Vec<(String, Vec<f64>, Vec<f64>)> = task_list
         .iter()
         .filter_map(|t| {
-            let rs: Vec<&SboRun> = of(&runs, &t.name, "sbo")
+            let rs: Vec<&SboRun> = of(runs, &t.name, "sbo")
                 .into_iter()
                 .filter(|r| !r.graph_error.is_empty())
                 .collect();
@@ -182,10 +217,9 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
             &series,
         )?);
     }
-    let mut md = report_markdown(&task_list, &runs, quick, wall, t_rounds, &figs)?;
-    md.push_str(&reproduce_gp(quick, dir, progress)?);
-    crate::report::write_file(&dir.join("report.md"), &md)?;
-    Ok(runs)
+    let mut md = report_markdown(&task_list, runs, quick, wall, t_rounds, &figs)?;
+    md.push_str(&super::gp::gp_report(quick, dir, gp_runs, gp_wall)?);
+    crate::report::write_file(&dir.join("report.md"), &md)
 }
 
 /// A task's two figures, `{task}_{stem}.svg` (and `.png`) with a curve per method: the
