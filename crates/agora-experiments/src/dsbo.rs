@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 use std::ops::ControlFlow::Continue;
 
 /// One optimization run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DsboRun {
     /// Experiment label (task, N, schedule, ablation).
     pub experiment: String,
@@ -988,11 +988,11 @@ fn final_best(runs: &[&DsboRun]) -> (f64, f64) {
 }
 
 fn ms((m, s): (f64, f64)) -> String {
-    format!("{m:.2} ± {s:.2}")
+    crate::stats::pm(m, s, 2)
 }
 
-/// "A is ahead of B", judged by the difference of means against 2 SE of it
-/// (`√(SE_A² + SE_B²)`, or the SE of paired differences).
+/// "A is ahead of B" under the one rule ([`crate::stats::RULE`]): the paired difference over
+/// seeds against 2 SE of it, with the side a claim that does not hold falls on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Verdict {
     Behind,
@@ -1002,20 +1002,14 @@ enum Verdict {
 }
 
 impl Verdict {
-    fn of(a: (f64, f64), b: (f64, f64)) -> Verdict {
-        Verdict::of_diff((a.0 - b.0, (a.1 * a.1 + b.1 * b.1).sqrt()))
-    }
-
-    /// From a difference `(d, SE)`.
+    /// From a paired difference `(d, SE)` (positive: A ahead).
     fn of_diff((d, se): (f64, f64)) -> Verdict {
-        if d > 2.0 * se {
-            Verdict::Ahead
-        } else if d > 0.0 {
-            Verdict::AheadWithin
-        } else if -d <= 2.0 * se {
-            Verdict::BehindWithin
-        } else {
-            Verdict::Behind
+        use crate::stats::{Verdict as V, verdict_of};
+        match (verdict_of(d, se), verdict_of(-d, se)) {
+            (V::Holds, _) => Verdict::Ahead,
+            (V::InMeanOnly, _) => Verdict::AheadWithin,
+            (_, V::Holds) => Verdict::Behind,
+            _ => Verdict::BehindWithin,
         }
     }
 
@@ -1058,9 +1052,15 @@ impl<'a> Runs<'a> {
 
     /// Mean ± SE over seeds of `best(a) − best(b)`, seeds paired.
     fn paired(&self, exp: &str, a: &str, b: &str) -> Option<(f64, f64)> {
-        let rb = self.of(exp, b);
+        self.paired_across((exp, a), (exp, b))
+    }
+
+    /// [`Runs::paired`] for two (experiment, method) cells, seeds paired (every experiment
+    /// of the suite runs the same seeds).
+    fn paired_across(&self, (ea, a): (&str, &str), (eb, b): (&str, &str)) -> Option<(f64, f64)> {
+        let rb = self.of(eb, b);
         let d: Vec<f64> = self
-            .of(exp, a)
+            .of(ea, a)
             .iter()
             .filter_map(|ra| {
                 let x = ra.best_so_far.last()?;
@@ -1396,12 +1396,19 @@ pub fn report_markdown(
                 best_bo.map_or("–".to_string(), |(m, v)| format!("{m} {}", ms(v)))
             );
             // Measured facts for the reading.
-            if let Some(p) = cell("sparse-25", "reinforce") {
-                let present: Vec<(f64, f64)> =
-                    bb.iter().filter_map(|m| cell("sparse-25", m)).collect();
+            if cell("sparse-25", "reinforce").is_some() {
+                let label = format!("{size} sparse-25");
+                let present: Vec<&str> = bb
+                    .iter()
+                    .copied()
+                    .filter(|m| cell("sparse-25", m).is_some())
+                    .collect();
                 let above = present
                     .iter()
-                    .filter(|v| Verdict::of(**v, p) == Verdict::Ahead)
+                    .filter(|m| {
+                        view.paired(&label, m, "reinforce").map(Verdict::of_diff)
+                            == Some(Verdict::Ahead)
+                    })
                     .count();
                 let gains: Vec<String> = scheds
                     .iter()
@@ -1474,10 +1481,10 @@ fn claims(md: &mut String, exps: &[Experiment], view: &Runs<'_>, rec: &[Recovery
     } else {
         "not run"
     };
+    md.push_str("\n## Claims (docs/notes/dsbo.md §4) and verdicts\n\n");
+    md.push_str(crate::stats::RULE);
     md.push_str(
-        "\n## Claims (note §4) and verdicts\n\nA claim that A is ahead of B **holds** when A's mean best v exceeds B's \
-         by more than 2 SE of the difference (√(SE_A² + SE_B²)); otherwise it holds in the mean only, or does not \
-         hold (within 2 SE or beyond). Mean ± SE over seeds of the best v(θ) after the budget.\n\n",
+        " Here the metric is the best v(θ) after the budget, paired by seed; cells show its mean ± SE over seeds.\n\n",
     );
     // 1. Structure recovery.
     if let (Some(first), Some(last)) = (rec.first(), rec.last()) {
@@ -1521,7 +1528,14 @@ fn claims(md: &mut String, exps: &[Experiment], view: &Runs<'_>, rec: &[Recovery
         ) else {
             continue;
         };
-        let (vg, vr) = (Verdict::of(d, g), Verdict::of(d, r));
+        let (Some(vg), Some(vr)) = (
+            view.paired(&e.label, "dsbo", "gp-ucb")
+                .map(Verdict::of_diff),
+            view.paired(&e.label, "dsbo", "random")
+                .map(Verdict::of_diff),
+        ) else {
+            continue;
+        };
         let _ = writeln!(
             md,
             "   - {}: {} — DSS-GP-UCB {} vs full GP-UCB {} ({}) and random search {} ({}).",
@@ -1562,7 +1576,9 @@ fn claims(md: &mut String, exps: &[Experiment], view: &Runs<'_>, rec: &[Recovery
                 md,
                 "   - {}: {} — DSS-GP-UCB {} vs REINFORCE {}.",
                 e.label,
-                Verdict::of(d, p).claim(),
+                view.paired(&e.label, "dsbo", "reinforce")
+                    .map_or(Verdict::BehindWithin, Verdict::of_diff)
+                    .claim(),
                 ms(d),
                 ms(p)
             );
@@ -1589,14 +1605,18 @@ fn claims(md: &mut String, exps: &[Experiment], view: &Runs<'_>, rec: &[Recovery
             .filter(|m| !matches!(**m, "dsbo" | "dsbo-batch" | "reinforce"))
             .filter_map(|m| view.best(label, m).map(|v| (*m, v)))
             .collect();
+        let against = |m: &str| {
+            view.paired(label, "dsbo", m)
+                .map_or(Verdict::BehindWithin, Verdict::of_diff)
+        };
         let worst = others
             .iter()
-            .map(|(_, v)| Verdict::of(d, *v))
+            .map(|(m, _)| against(m))
             .min()
             .unwrap_or(Verdict::Ahead);
         let list: Vec<String> = others
             .iter()
-            .map(|(m, v)| format!("{m} {} ({})", ms(*v), Verdict::of(d, *v).short()))
+            .map(|(m, v)| format!("{m} {} ({})", ms(*v), against(m).short()))
             .collect();
         let _ = writeln!(
             md,
@@ -1630,11 +1650,11 @@ fn claims(md: &mut String, exps: &[Experiment], view: &Runs<'_>, rec: &[Recovery
             view.best(&label, "dsbo"),
         ) {
             (true, Some(f), Some(a)) => {
-                let v = if full_ahead {
-                    Verdict::of(f, a)
-                } else {
-                    Verdict::of(a, f)
-                };
+                let (x, y) = ((full, "dsbo"), (label.as_str(), "dsbo"));
+                let pair = if full_ahead { (x, y) } else { (y, x) };
+                let v = view
+                    .paired_across(pair.0, pair.1)
+                    .map_or(Verdict::BehindWithin, Verdict::of_diff);
                 format!(
                     "{} — DSS-GP-UCB on the full HOM {} vs {abl} {} (D = {} vs {}).",
                     v.claim(),
@@ -1738,11 +1758,31 @@ mod tests {
     }
 
     #[test]
-    fn verdicts_compare_the_difference_with_two_standard_errors() {
-        assert_eq!(Verdict::of((10.0, 1.0), (5.0, 1.0)), Verdict::Ahead);
-        assert_eq!(Verdict::of((10.0, 3.0), (5.0, 3.0)), Verdict::AheadWithin);
-        assert_eq!(Verdict::of((5.0, 3.0), (10.0, 3.0)), Verdict::BehindWithin);
-        assert_eq!(Verdict::of((5.0, 1.0), (10.0, 1.0)), Verdict::Behind);
+    fn verdicts_compare_the_paired_difference_with_two_standard_errors() {
+        // (paired difference, its SE): ahead by 5 with SE 1 holds; with SE 4.2 it is ahead in
+        // the mean only; the mirror images fall behind.
+        assert_eq!(Verdict::of_diff((5.0, 1.0)), Verdict::Ahead);
+        assert_eq!(Verdict::of_diff((5.0, 4.2)), Verdict::AheadWithin);
+        assert_eq!(Verdict::of_diff((-5.0, 4.2)), Verdict::BehindWithin);
+        assert_eq!(Verdict::of_diff((-5.0, 1.0)), Verdict::Behind);
+        // Seeds paired: A beats B by exactly 1 on every seed, though both vary a lot.
+        let run = |method: &str, seed: u64, best: f64| DsboRun {
+            experiment: "e".into(),
+            method: method.into(),
+            seed,
+            best_so_far: vec![best],
+            ..DsboRun::default()
+        };
+        let runs: Vec<DsboRun> = [(0, 0.0), (1, 10.0), (2, -7.0)]
+            .iter()
+            .flat_map(|&(s, b)| [run("a", s, b + 1.0), run("b", s, b)])
+            .collect();
+        let view = Runs(&runs);
+        assert_eq!(view.paired("e", "a", "b"), Some((1.0, 0.0)));
+        assert_eq!(
+            view.paired("e", "a", "b").map(Verdict::of_diff),
+            Some(Verdict::Ahead)
+        );
         assert_eq!(Verdict::of_diff((0.0, 0.0)), Verdict::BehindWithin);
         assert!(Verdict::Behind < Verdict::Ahead);
     }
