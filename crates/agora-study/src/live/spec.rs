@@ -40,10 +40,10 @@ pub struct StudySpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "name", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum MethodSpec {
-    /// Standard BO on measured values: `random`, `sobol`, `gp-logei`, `gp-ei`, `gp-pi`,
-    /// `gp-ucb`, `gp-ts`.
+    /// BO on measured values with any registry method that asks only for evaluations
+    /// (`random`, `sobol`, `gp-logei`, `gp-ei`, `gp-pi`, `gp-ucb`, `gp-ts`, ...).
     Bo {
-        /// Strategy name.
+        /// The registry method's name.
         #[serde(default = "default_bo")]
         strategy: String,
     },
