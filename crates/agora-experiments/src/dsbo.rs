@@ -31,8 +31,8 @@
 //! mean ± SE over 5 seeds of the best `v(θ)` evaluated so far (REINFORCE: the deterministic
 //! policy's `v` at its parameters after each batch, best so far).
 
-use crate::report::mean_se;
 use crate::runner::drive;
+use crate::stats::mean_se;
 use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::{AdditiveFit, AdditiveHyper, ExactGp, GpConfig, StationaryKind};
 use agora_math::rng::derive_seed;
@@ -923,7 +923,7 @@ fn write_report(
             })
             .collect();
         let stem = e.label.replace(' ', "_");
-        figs.extend(crate::hpbo::plot(
+        figs.extend(crate::curves::plot(
             dir,
             &stem,
             &format!("{}: best v(θ) so far", e.label),
@@ -960,7 +960,7 @@ fn write_report(
             .collect(),
         vec![0.0; rec.len()],
     )];
-    figs.extend(crate::hpbo::plot(
+    figs.extend(crate::curves::plot(
         dir,
         "structure_recovery",
         "exact structure recovery vs T0 index",
@@ -1088,7 +1088,7 @@ fn over<'a>(rs: &[&'a DsboRun], f: impl Fn(&'a DsboRun) -> Option<f64>) -> Optio
 }
 
 fn ms3((m, s): (f64, f64)) -> String {
-    format!("{m:.3} ± {s:.3}")
+    crate::stats::pm(m, s, 3)
 }
 
 /// The held-out fit of the two models on the runs' data, as text, and whether the
@@ -1110,7 +1110,7 @@ fn fit_text(rs: &[&DsboRun]) -> Option<(String, i32, bool)> {
                 .as_ref()
                 .map(|d| if k == 0 { d.spearman.0 } else { d.spearman.1 })
         })
-        .map_or("n/a".to_string(), |v| format!("{:.2} ± {:.2}", v.0, v.1))
+        .map_or("n/a".to_string(), ms)
     };
     let sign = match Verdict::of_diff(af) {
         Verdict::Ahead => 1,

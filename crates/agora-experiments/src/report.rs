@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-pub use crate::stats::{mean_se, median};
+use crate::stats::{mean_se, median};
 
 /// Results of one method on one problem over its seeds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -24,7 +24,6 @@ pub mod plots;
 pub mod report;
 pub mod runs;
 
-pub use crate::curves::{draw_curves, plot};
 pub use bench::{HpboBenchRow, bench, bench_table};
 pub use metrics::{HpboSummary, METRICS, final_per_seed, mean_noise_per_seed, metric, summarize};
 pub use report::{rebuild, report_markdown, reproduce, write_report};
