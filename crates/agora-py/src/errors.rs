@@ -1,0 +1,40 @@
+//! agora's errors as Python exceptions: bad input is `ValueError` (an unknown name is
+//! `KeyError`), a state the call does not fit is `RuntimeError`; every message names the
+//! field and the allowed values, as agora's own messages do.
+
+use agora_core::Error;
+use agora_study::live::{StoreError, StudyError};
+use pyo3::PyErr;
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
+
+/// The Python exception for an agora error.
+pub fn py_err(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::UnknownId { .. } => PyKeyError::new_err(msg),
+        Error::InvalidInput { .. } | Error::Dimension { .. } => PyValueError::new_err(msg),
+        _ => PyRuntimeError::new_err(msg),
+    }
+}
+
+/// The Python exception for a study error.
+pub fn study_err(e: StudyError) -> PyErr {
+    match e {
+        StudyError::Input(e) => py_err(e),
+        StudyError::Store(StoreError::UnknownStudy(..)) => PyKeyError::new_err(e.to_string()),
+        StudyError::Store(StoreError::Exists(..)) | StudyError::NotPending(..) => {
+            PyValueError::new_err(e.to_string())
+        }
+        other => PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
+/// The Python exception for a store error.
+pub fn store_err(e: StoreError) -> PyErr {
+    study_err(StudyError::Store(e))
+}
+
+/// Shorthand: a `ValueError` naming `field`.
+pub fn invalid(field: &str, reason: impl Into<String>) -> PyErr {
+    py_err(Error::invalid(field, reason))
+}
