@@ -1,12 +1,16 @@
 //! Studies with real people: a durable event log per study ([`store`]), the study's fixed
-//! definition ([`spec`]), the operations the CLI and the server share ([`study`]), and the
-//! facilitator's figure ([`plot`]).
+//! definition ([`spec`]), the operations the CLI and the server share ([`study`]), answers
+//! in the shapes people give them ([`reply`]), and the facilitator's figure ([`plot`]).
 
 pub mod plot;
+pub mod reply;
 pub mod spec;
 pub mod store;
 pub mod study;
 
+pub use reply::{
+    Input, Names, Pick, Reply, ReplyContext, Submission, letter, query_points, submission,
+};
 pub use spec::{METHOD_NAMES, MethodSpec, StudySpec};
 pub use store::{
     Ballot, Event, EventKind, SCHEMA_VERSION, SqliteStore, Store, StoreError, StoredStudy,

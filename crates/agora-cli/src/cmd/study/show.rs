@@ -5,13 +5,13 @@ use super::create::describe_space;
 use super::{AskArgs, ExportArgs, Format, PlotArgs, ShowArgs, open_study};
 use agora_core::{Channel, Error, ParamValue};
 use agora_study::live::{
-    Actor, Ballot, LiveStudy, MethodSpec, OptionView, PendingView, iso_utc, plot,
+    Actor, Ballot, LiveStudy, MethodSpec, OptionView, PendingView, iso_utc, letter, plot,
 };
 use anyhow::{Result, bail};
 use std::io::Write;
 use std::path::Path;
 
-pub(super) fn participant_actor(study: &LiveStudy, who: &str) -> Result<Actor, Error> {
+fn participant_actor(study: &LiveStudy, who: &str) -> Result<Actor, Error> {
     let ps = &study.spec().participants;
     if ps.iter().any(|p| p == who) {
         Ok(Actor::Participant(who.to_string()))
@@ -42,15 +42,6 @@ pub(super) fn ask(a: AskArgs, out: &mut impl Write) -> Result<()> {
     match view {
         Some(v) => print_pending(out, &a.name, &v),
         None => Ok(writeln!(out, "study `{}`: no query is open", a.name)?),
-    }
-}
-
-/// The letter people use for option `i`.
-pub(super) fn letter(i: usize) -> String {
-    if i < 26 {
-        ((b'A' + i as u8) as char).to_string()
-    } else {
-        i.to_string()
     }
 }
 

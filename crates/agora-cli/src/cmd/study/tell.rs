@@ -1,309 +1,90 @@
 //! `agora tell`: answers, ballots and closing a round, from flags that name the option
 //! the way people see it (A, B, tie).
 
-use super::show::{letter, participant_actor, print_pending};
+use super::show::print_pending;
 use super::{TellArgs, open_study};
-use agora_core::{Answer, AnswerKind, Error, Query, QueryKind};
-use agora_study::live::{Actor, Ballot, EventKind, LiveStudy, OptionView, Outcome};
+use agora_core::{Error, Query};
+use agora_study::live::{
+    Actor, EventKind, LiveStudy, Names, Outcome, Pick, Reply, ReplyContext, Submission,
+    query_points, submission,
+};
 use anyhow::{Result, bail};
+use std::collections::BTreeMap;
 use std::io::Write;
 
-/// An option picked by letter, index, label or `tie` (`None`).
-fn parse_choice(
-    field: &str,
-    s: &str,
-    options: &[OptionView],
-    n: usize,
-) -> Result<Option<usize>, Error> {
-    let t = s.trim();
-    if t.eq_ignore_ascii_case("tie") {
-        return Ok(None);
-    }
-    let by_letter = (t.len() == 1)
-        .then(|| t.chars().next())
-        .flatten()
-        .filter(char::is_ascii_alphabetic)
-        .map(|c| (c.to_ascii_uppercase() as u8 - b'A') as usize);
-    let found = by_letter
-        .or_else(|| t.parse::<usize>().ok())
-        .filter(|i| *i < n)
-        .or_else(|| options.iter().position(|o| o.label == t && !t.is_empty()));
-    match found {
-        Some(i) => Ok(Some(i)),
-        None => {
-            let mut allowed: Vec<String> = (0..n).map(letter).collect();
-            allowed.push("tie".into());
-            Err(Error::invalid(
-                field,
-                format!(
-                    "`{s}` is not one of the {n} options shown; allowed: {} (or an index 0..{})",
-                    allowed.join(", "),
-                    n.saturating_sub(1)
-                ),
-            ))
-        }
-    }
+/// How `tell` spells the inputs of a [`Reply`] in messages.
+const FLAGS: Names = Names {
+    winner: "--winner",
+    tie: "--tie",
+    who: "--as",
+    vote: "--vote",
+    votes: "--votes",
+    rating: "--rating",
+    values: "--values",
+    sep: " ",
+    list: "comma-separated ",
+};
+
+/// The reply tell's flags describe. A number that does not parse stands as NaN in the
+/// reply and its error waits under its field (`rating`, `values[i]`) in `unparsed`: the
+/// library's checks run in their order (fit, count, then each number in turn), and when
+/// one stops at a placeholder the parse error is the one reported.
+struct Parsed {
+    reply: Reply,
+    unparsed: BTreeMap<String, Error>,
 }
 
-fn parse_number(field: &str, s: &str) -> Result<f64, Error> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() => Ok(x),
-        Ok(x) => Err(Error::invalid(
-            field,
-            format!("must be a finite number, got {x}"),
-        )),
-        Err(_) => Err(Error::invalid(field, format!("`{s}` is not a number"))),
-    }
-}
-
-fn parse_values(field: &str, s: &str, want: usize, what: &str) -> Result<Vec<f64>, Error> {
-    let parts: Vec<&str> = s.split(',').collect();
-    if parts.len() != want {
-        return Err(Error::invalid(
-            field,
-            format!(
-                "{what}: give {want} comma-separated value(s), got {}",
-                parts.len()
-            ),
-        ));
-    }
-    parts
-        .iter()
-        .enumerate()
-        .map(|(i, p)| parse_number(&format!("{field}[{i}]"), p))
-        .collect()
-}
-
-/// Which of tell's answer flags were given, for messages.
-fn given(a: &TellArgs) -> Vec<&'static str> {
-    let mut g = Vec::new();
-    if a.winner.is_some() {
-        g.push("--winner");
-    }
-    if a.tie {
-        g.push("--tie");
-    }
-    if a.vote.is_some() {
-        g.push("--vote");
-    }
-    if a.votes.is_some() {
-        g.push("--votes");
-    }
-    if a.rating.is_some() {
-        g.push("--rating");
-    }
-    if a.values.is_some() {
-        g.push("--values");
-    }
-    g
-}
-
-/// What `tell` submits.
-enum Submission {
-    Answer(Answer),
-    Ballot(String, Ballot),
-}
-
-/// The submission `a` describes for query `q`; errors say which flags fit the query.
-fn submission(study: &LiveStudy, q: &Query, a: &TellArgs) -> Result<Submission, Error> {
-    let flags = given(a);
-    let only = |allowed: &[&str], hint: &str| -> Result<(), Error> {
-        if flags.is_empty() {
-            return Err(Error::invalid("answer", format!("nothing to tell: {hint}")));
-        }
-        if let Some(f) = flags.iter().find(|f| !allowed.contains(f)) {
-            return Err(Error::invalid(
-                "answer",
-                format!("{f} does not fit query {}: {hint}", q.id),
-            ));
-        }
-        Ok(())
+fn parse_reply(a: &TellArgs) -> Parsed {
+    let mut unparsed = BTreeMap::new();
+    let mut number = |field: String, s: &str| {
+        s.trim().parse::<f64>().unwrap_or_else(|_| {
+            let e = Error::invalid(&field, format!("`{s}` is not a number"));
+            unparsed.entry(field).or_insert(e);
+            f64::NAN
+        })
     };
-    let options = study.options(&points_of(q));
-    let n = options.len();
-    match &q.kind {
-        QueryKind::Compare { rater, .. } => {
-            let hint = format!(
-                "query {} compares {n} options; answer with --winner {} or --tie",
-                q.id,
-                (0..n).map(letter).collect::<Vec<_>>().join("|")
-            );
-            only(&["--winner", "--tie"], &hint)?;
-            if flags.len() > 1 {
-                return Err(Error::invalid(
-                    "answer",
-                    format!("give --winner or --tie, not both; {hint}"),
-                ));
-            }
-            let winner = match &a.winner {
-                Some(w) => parse_choice("winner", w, &options, n)?,
-                None => None,
-            };
-            let rater = match (rater, &a.as_) {
-                (Some(r), _) => Some(r.clone()),
-                (None, Some(who)) => {
-                    participant_actor(study, who)?;
-                    Some(who.clone())
-                }
-                (None, None) => study.spec().participants.first().cloned(),
-            };
-            let kind = match winner {
-                Some(winner) => AnswerKind::Choice { winner, rater },
-                None => AnswerKind::Tie { rater },
-            };
-            Ok(Submission::Answer(Answer {
-                query_id: q.id,
-                kind,
-            }))
-        }
-        QueryKind::Evaluate { points } => {
-            let hint = format!(
-                "query {} asks for the measured value of {} option(s); answer with --values {}",
-                q.id,
-                points.len(),
-                (1..=points.len())
-                    .map(|i| format!("V{i}"))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            );
-            only(&["--values"], &hint)?;
-            let values = parse_values(
-                "values",
-                a.values.as_deref().unwrap_or(""),
-                points.len(),
-                &hint,
-            )?;
-            Ok(Submission::Answer(Answer {
-                query_id: q.id,
-                kind: AnswerKind::Values { values },
-            }))
-        }
-        QueryKind::GroupVote { agents, .. } => {
-            let hint = format!(
-                "query {} is a group vote; answer with --as NAME --vote {}|tie, or everyone's \
-                 votes at once with --votes (one of {} per participant, in the order {})",
-                q.id,
-                (0..n).map(letter).collect::<Vec<_>>().join("|"),
-                (0..n)
-                    .map(letter)
-                    .chain(["tie".to_string()])
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                names(study, agents.len())
-            );
-            only(&["--vote", "--votes"], &hint)?;
-            if flags.len() > 1 {
-                return Err(Error::invalid(
-                    "answer",
-                    format!("give --vote or --votes, not both; {hint}"),
-                ));
-            }
-            if let Some(v) = &a.vote {
-                let who = a.as_.clone().ok_or_else(|| {
-                    Error::invalid(
-                        "as",
-                        format!(
-                            "--vote needs --as NAME (one of {})",
-                            names(study, agents.len())
-                        ),
-                    )
-                })?;
-                let choice = parse_choice("vote", v, &options, n)?;
-                return Ok(Submission::Ballot(who, Ballot::Vote { choice }));
-            }
-            let all = a.votes.as_deref().unwrap_or("");
-            let parts: Vec<&str> = all.split(',').collect();
-            if parts.len() != agents.len() {
-                return Err(Error::invalid(
-                    "votes",
-                    format!(
-                        "give one vote per participant ({}, in order {}), got {}",
-                        agents.len(),
-                        names(study, agents.len()),
-                        parts.len()
-                    ),
-                ));
-            }
-            let votes = parts
-                .iter()
+    let reply = Reply {
+        winner: a.winner.clone().map(Pick::Text),
+        tie: a.tie,
+        who: a.as_.clone(),
+        vote: a.vote.clone().map(Pick::Text),
+        votes: a
+            .votes
+            .as_deref()
+            .map(|s| s.split(',').map(Pick::from).collect()),
+        rating: a.rating.as_deref().map(|s| number("rating".into(), s)),
+        values: a.values.as_deref().map(|s| {
+            s.split(',')
                 .enumerate()
-                .map(|(k, p)| parse_choice(&format!("votes[{k}]"), p, &options, n))
-                .collect::<Result<Vec<_>, _>>()?;
-            if a.as_.is_some() {
-                return Err(Error::invalid(
-                    "as",
-                    "--votes gives everyone's votes; leave out --as",
-                ));
-            }
-            Ok(Submission::Answer(Answer {
-                query_id: q.id,
-                kind: AnswerKind::Votes { votes },
-            }))
-        }
-        QueryKind::GroupRate { agents, .. } => {
-            let hint = format!(
-                "query {} asks each participant to rate one option; answer with --as NAME \
-                 --rating VALUE, or everyone's ratings at once with --values (in the order {})",
-                q.id,
-                names(study, agents.len())
-            );
-            only(&["--rating", "--values"], &hint)?;
-            if flags.len() > 1 {
-                return Err(Error::invalid(
-                    "answer",
-                    format!("give --rating or --values, not both; {hint}"),
-                ));
-            }
-            if let Some(r) = &a.rating {
-                let who = a.as_.clone().ok_or_else(|| {
-                    Error::invalid(
-                        "as",
-                        format!(
-                            "--rating needs --as NAME (one of {})",
-                            names(study, agents.len())
-                        ),
-                    )
-                })?;
-                let value = parse_number("rating", r)?;
-                return Ok(Submission::Ballot(who, Ballot::Rating { value }));
-            }
-            let values = parse_values(
-                "values",
-                a.values.as_deref().unwrap_or(""),
-                agents.len(),
-                &hint,
-            )?;
-            Ok(Submission::Answer(Answer {
-                query_id: q.id,
-                kind: AnswerKind::Values { values },
-            }))
-        }
-        _ => Err(Error::invalid(
-            "query",
-            format!(
-                "query {} is of a kind this agora cannot answer from the command line",
-                q.id
-            ),
-        )),
-    }
+                .map(|(i, p)| number(format!("values[{i}]"), p))
+                .collect()
+        }),
+    };
+    Parsed { reply, unparsed }
 }
 
-fn names(study: &LiveStudy, n: usize) -> String {
-    let ps = &study.spec().participants;
-    (0..n)
-        .map(|k| ps.get(k).cloned().unwrap_or_else(|| format!("#{k}")))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn points_of(q: &Query) -> Vec<agora_core::Point> {
-    match &q.kind {
-        QueryKind::Compare { points, .. }
-        | QueryKind::Evaluate { points }
-        | QueryKind::GroupVote { points, .. } => points.clone(),
-        QueryKind::GroupRate { point, .. } => vec![point.clone()],
-        _ => Vec::new(),
-    }
+/// The submission `p` describes for query `q` of `study`; errors say which flags fit.
+fn study_submission(study: &LiveStudy, q: &Query, p: Parsed) -> Result<Submission, Error> {
+    let labels: Vec<String> = study
+        .options(&query_points(q))
+        .into_iter()
+        .map(|o| o.label)
+        .collect();
+    let spec = study.spec();
+    let ctx = ReplyContext {
+        labels: &labels,
+        participants: &spec.participants,
+        study: Some(&spec.name),
+        names: FLAGS,
+    };
+    let Parsed {
+        reply,
+        mut unparsed,
+    } = p;
+    submission(q, &reply, &ctx).map_err(|e| match &e {
+        Error::InvalidInput { field, .. } => unparsed.remove(field).unwrap_or(e),
+        _ => e,
+    })
 }
 
 /// The query `id` as it was asked: the open one, or one from the log.
@@ -334,11 +115,14 @@ pub(super) fn tell(a: TellArgs, out: &mut impl Write) -> Result<()> {
             None => bail!("study `{}` has no open query", a.name),
         },
     };
+    let parsed = parse_reply(&a);
     if a.close {
-        if let Some(f) = given(&a)
+        if let Some(f) = parsed
+            .reply
+            .given()
             .first()
-            .copied()
-            .or(a.as_.as_ref().map(|_| "--as"))
+            .map(|i| FLAGS.of(*i))
+            .or(a.as_.as_ref().map(|_| FLAGS.who))
         {
             bail!(Error::invalid(
                 "close",
@@ -357,7 +141,7 @@ pub(super) fn tell(a: TellArgs, out: &mut impl Write) -> Result<()> {
         };
         bail!("query {id} is not open; {now}");
     };
-    let (outcome, who) = match submission(&study, &q, &a)? {
+    let (outcome, who) = match study_submission(&study, &q, parsed)? {
         Submission::Answer(answer) => (study.tell(&Actor::Owner, answer)?, None),
         Submission::Ballot(who, ballot) => {
             (study.ballot(&Actor::Owner, id, &who, ballot)?, Some(who))
