@@ -230,6 +230,18 @@ impl SocialTask {
         })
     }
 
+    /// The task's options as a space: its finite option set (candidates named by their
+    /// index), or the unit cube.
+    pub fn space(&self) -> Result<agora_core::Space> {
+        match &self.options {
+            Some(opts) => Ok(agora_core::Space::Candidates {
+                names: (0..opts.len()).map(|i| i.to_string()).collect(),
+                features: opts.clone(),
+            }),
+            None => agora_core::Space::reals(&vec![(0.0, 1.0); self.dim]),
+        }
+    }
+
     /// Known task names.
     pub fn names() -> Vec<&'static str> {
         vec![

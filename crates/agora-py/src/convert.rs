@@ -96,15 +96,16 @@ pub fn floats(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
         return Err(invalid(field, "give a sequence of numbers, not a string"));
     }
     let Ok(iter) = obj.try_iter() else {
-        return Err(invalid(field, "give a sequence of numbers (a list or an array)"));
+        return Err(invalid(
+            field,
+            "give a sequence of numbers (a list or an array)",
+        ));
     };
     let mut out = Vec::new();
     for (i, x) in iter.enumerate() {
         let x = x?;
         let f = format!("{field}[{i}]");
-        let v: f64 = x
-            .extract()
-            .map_err(|_| invalid(&f, "must be a number"))?;
+        let v: f64 = x.extract().map_err(|_| invalid(&f, "must be a number"))?;
         if !v.is_finite() {
             return Err(invalid(&f, format!("must be a finite number, got {v}")));
         }
@@ -121,7 +122,10 @@ pub fn rows(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<f64>>> {
         obj.clone()
     };
     let Ok(iter) = obj.try_iter() else {
-        return Err(invalid(field, "give rows of numbers (a list of lists or a 2-D array)"));
+        return Err(invalid(
+            field,
+            "give rows of numbers (a list of lists or a 2-D array)",
+        ));
     };
     iter.enumerate()
         .map(|(i, r)| floats(&format!("{field}[{i}]"), &r?))
@@ -143,7 +147,10 @@ pub fn value_from_py(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<ParamValue
         return Ok(ParamValue::Choice(obj.extract()?));
     }
     if obj.is_instance_of::<PyBool>() {
-        return Err(invalid(field, "a bool is not a parameter value; give a number or a choice"));
+        return Err(invalid(
+            field,
+            "a bool is not a parameter value; give a number or a choice",
+        ));
     }
     if obj.is_instance_of::<PyInt>() {
         return obj
@@ -161,5 +168,11 @@ pub fn value_from_py(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<ParamValue
         }
         return Ok(ParamValue::Float(x));
     }
-    Err(invalid(field, format!("a {} is not a parameter value; give a number or a choice", obj.get_type().name()?)))
+    Err(invalid(
+        field,
+        format!(
+            "a {} is not a parameter value; give a number or a choice",
+            obj.get_type().name()?
+        ),
+    ))
 }

@@ -10,11 +10,13 @@
 
 mod convert;
 mod errors;
+mod problems;
 mod query;
 mod registry;
 mod reply;
 mod space;
 mod strategy;
+mod study;
 
 use pyo3::prelude::*;
 
@@ -32,5 +34,14 @@ fn _agora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(space::integer, m)?)?;
     m.add_function(wrap_pyfunction!(space::categorical, m)?)?;
     m.add_function(wrap_pyfunction!(registry::methods, m)?)?;
+    m.add_class::<study::Study>()?;
+    m.add_class::<problems::Problem>()?;
+    m.add_function(wrap_pyfunction!(problems::problem_list, m)?)?;
+    m.add_function(wrap_pyfunction!(problems::make_problem, m)?)?;
+    m.add_function(wrap_pyfunction!(problems::reproduce, m)?)?;
+    m.add_function(wrap_pyfunction!(problems::suites, m)?)?;
+    m.add_function(wrap_pyfunction!(study::create_study, m)?)?;
+    m.add_function(wrap_pyfunction!(study::load_study, m)?)?;
+    m.add_function(wrap_pyfunction!(study::study_names, m)?)?;
     Ok(())
 }

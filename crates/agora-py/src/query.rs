@@ -4,7 +4,10 @@
 
 use crate::errors::invalid;
 use crate::space::point_to_py;
-use agora_core::{Answer as CoreAnswer, AnswerKind, Channel, Point, Query as CoreQuery, QueryKind, Space as CoreSpace};
+use agora_core::{
+    Answer as CoreAnswer, AnswerKind, Channel, Point, Query as CoreQuery, QueryKind,
+    Space as CoreSpace,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::Arc;
@@ -120,7 +123,10 @@ impl Query {
         } else {
             format!(", asked={who:?}")
         };
-        let ch = self.channel().map(|c| format!(", channel={c:?}")).unwrap_or_default();
+        let ch = self
+            .channel()
+            .map(|c| format!(", channel={c:?}"))
+            .unwrap_or_default();
         format!(
             "<agora.Query id={} kind={:?} points={n}{who}{ch}>",
             self.inner.id,

@@ -167,7 +167,9 @@ impl Space {
     #[getter]
     fn params(&self) -> Vec<Param> {
         match &self.inner {
-            CoreSpace::Box { params } => params.iter().map(|p| Param { inner: p.clone() }).collect(),
+            CoreSpace::Box { params } => {
+                params.iter().map(|p| Param { inner: p.clone() }).collect()
+            }
             CoreSpace::Candidates { .. } => Vec::new(),
         }
     }
@@ -241,7 +243,11 @@ pub fn user_dict<'py>(
 
 /// A query point in user units: a dict from parameter name to value for a box, or
 /// `{"index": i, "name": ...}` for a candidate row.
-pub fn point_to_py<'py>(py: Python<'py>, space: &CoreSpace, p: &Point) -> PyResult<Bound<'py, PyDict>> {
+pub fn point_to_py<'py>(
+    py: Python<'py>,
+    space: &CoreSpace,
+    p: &Point,
+) -> PyResult<Bound<'py, PyDict>> {
     match (space, p) {
         (CoreSpace::Box { .. }, Point::Unit(u)) => {
             let values = space.to_user(u).map_err(py_err)?;
@@ -271,7 +277,11 @@ pub fn unit_of(space: &CoreSpace, field: &str, point: &Bound<'_, PyAny>) -> PyRe
                             format!(
                                 "has no value for parameter `{}`; the parameters are {}",
                                 p.name(),
-                                params.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+                                params
+                                    .iter()
+                                    .map(|p| p.name())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
                             ),
                         )
                     })?;
@@ -284,7 +294,11 @@ pub fn unit_of(space: &CoreSpace, field: &str, point: &Bound<'_, PyAny>) -> PyRe
                             field,
                             format!(
                                 "unknown parameter `{k}`; the parameters are {}",
-                                params.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+                                params
+                                    .iter()
+                                    .map(|p| p.name())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
                             ),
                         ));
                     }
@@ -297,11 +311,19 @@ pub fn unit_of(space: &CoreSpace, field: &str, point: &Bound<'_, PyAny>) -> PyRe
                     point.clone()
                 };
                 if seq.is_instance_of::<PyString>() {
-                    return Err(invalid(field, "give a dict by parameter name or a sequence of values"));
+                    return Err(invalid(
+                        field,
+                        "give a dict by parameter name or a sequence of values",
+                    ));
                 }
                 let items: Vec<Bound<'_, PyAny>> = seq
                     .try_iter()
-                    .map_err(|_| invalid(field, "give a dict by parameter name or a sequence of values"))?
+                    .map_err(|_| {
+                        invalid(
+                            field,
+                            "give a dict by parameter name or a sequence of values",
+                        )
+                    })?
                     .collect::<PyResult<_>>()?;
                 items
                     .iter()
@@ -314,15 +336,22 @@ pub fn unit_of(space: &CoreSpace, field: &str, point: &Bound<'_, PyAny>) -> PyRe
         CoreSpace::Candidates { names, features } => {
             let i = if let Ok(s) = point.extract::<String>() {
                 names.iter().position(|n| *n == s).ok_or_else(|| {
-                    py_err(agora_core::Error::unknown("candidate", &s, &names.iter().map(String::as_str).collect::<Vec<_>>()))
+                    py_err(agora_core::Error::unknown(
+                        "candidate",
+                        &s,
+                        &names.iter().map(String::as_str).collect::<Vec<_>>(),
+                    ))
                 })?
             } else {
-                point.extract::<usize>().map_err(|_| {
-                    invalid(field, "give a candidate's name or its row index")
-                })?
+                point
+                    .extract::<usize>()
+                    .map_err(|_| invalid(field, "give a candidate's name or its row index"))?
             };
             features.get(i).cloned().ok_or_else(|| {
-                invalid(field, format!("row {i} is out of range 0..{}", features.len()))
+                invalid(
+                    field,
+                    format!("row {i} is out of range 0..{}", features.len()),
+                )
             })
         }
     }

@@ -57,7 +57,8 @@ impl Strategy {
         knobs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Strategy> {
         let knobs = knobs_of(knobs)?;
-        let setup = Setup::new(space.inner.clone(), seed).with_participants(participants.unwrap_or_default());
+        let setup = Setup::new(space.inner.clone(), seed)
+            .with_participants(participants.unwrap_or_default());
         let s = py
             .detach(|| registry::build(method, &knobs, setup))
             .map_err(py_err)?;
@@ -127,7 +128,11 @@ impl Strategy {
     /// The model's belief at `points` (user units: dicts by name or sequences in parameter
     /// order; candidate names or rows): a list of `(mean, sd)`, or `None` when the method has
     /// no model that predicts at arbitrary points (yet).
-    fn belief<'py>(&self, py: Python<'py>, points: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyList>>> {
+    fn belief<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
         let pts: Vec<Bound<'py, PyAny>> = points.try_iter()?.collect::<PyResult<_>>()?;
         let units = pts
             .iter()
@@ -158,7 +163,10 @@ pub fn answer_object(obj: &Bound<'_, PyAny>) -> PyResult<CoreAnswer> {
         pyo3::exceptions::PyTypeError::new_err(format!(
             "`answer` must be an agora.Answer (from a respondent), not a {}; or answer with \
              keywords: values=, winner=, tie=, votes=, ratings=, matrix=",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         ))
     })?;
     Ok(a.inner.clone())

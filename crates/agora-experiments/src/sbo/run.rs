@@ -2,7 +2,7 @@
 //! simulated group, and what is recorded of it per round (docs/notes/social-bo.md §4.3).
 
 use crate::runner::drive;
-use agora_core::{Result, Space};
+use agora_core::Result;
 use agora_math::rng::derive_seed;
 use agora_methods::{
     Sbo, SboConfig, SboGp, SboGpConfig, SboGpRound, SboGpVariant, SboRound, SboVariant,
@@ -178,7 +178,7 @@ pub fn config(task: &SocialTask, variant: SboVariant) -> SboConfig {
 /// its stream `derive_seed(seed, [0x6B])`) until `rounds` rounds are done and no private
 /// follow-up is pending.
 pub fn run_one(task: &SocialTask, variant: SboVariant, seed: u64, rounds: usize) -> Result<SboRun> {
-    let mut s = Sbo::new(task_space(task)?, config(task, variant.clone()), seed)?;
+    let mut s = Sbo::new(task.space()?, config(task, variant.clone()), seed)?;
     let mut group = SocialGroup::new(task, derive_seed(seed, &[0x6B]));
     let mut rec = Recorder::new(task, variant.name(), seed);
     let cap = if rounds == 0 { 0 } else { usize::MAX };
@@ -209,7 +209,7 @@ pub fn run_gp_one(
     seed: u64,
     rounds: usize,
 ) -> Result<SboRun> {
-    let mut s = SboGp::new(task_space(task)?, gp_config(task, variant), seed)?;
+    let mut s = SboGp::new(task.space()?, gp_config(task, variant), seed)?;
     let mut group = SocialGroup::new(task, derive_seed(seed, &[0x6C]));
     let mut rec = Recorder::new(task, variant.name(), seed);
     let cap = if rounds == 0 { 0 } else { usize::MAX };
@@ -220,17 +220,6 @@ pub fn run_gp_one(
         until(s.rounds().len() < rounds || s.round_open())
     })?;
     Ok(rec.finish(rounds, group.cost()))
-}
-
-/// The task's options as a space: its finite option set, or the unit cube.
-fn task_space(task: &SocialTask) -> Result<Space> {
-    match &task.options {
-        Some(opts) => Ok(Space::Candidates {
-            names: (0..opts.len()).map(|i| i.to_string()).collect(),
-            features: opts.clone(),
-        }),
-        None => Space::reals(&vec![(0.0, 1.0); task.dim]),
-    }
 }
 
 /// Tasks of the suite (the quick suite: the toy and thermal comfort).
