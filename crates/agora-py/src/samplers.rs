@@ -1,0 +1,158 @@
+//! The engines behind `agora.optuna`: GP-BO and preferential BO on observations the caller
+//! owns (an Optuna study's trials), in unit-cube coordinates of an `agora.Space`. Fits and
+//! acquisition searches run without the GIL.
+
+use crate::convert::floats;
+use crate::errors::{invalid, py_err};
+use crate::space::Space;
+use agora_methods::StandardAcq;
+use agora_methods::suggest::{GpSuggester as CoreGp, PreferenceSuggester as CorePref};
+use pyo3::prelude::*;
+use std::sync::Mutex;
+
+/// GP-BO on observations told to it one by one: `observe(unit_x, y)` (larger `y` is
+/// better), then `suggest()` the unit-cube point maximizing the acquisition. Same seed and
+/// same observations in the same order: same suggestion.
+#[pyclass(module = "agora", name = "GpSuggester")]
+pub struct GpSuggester {
+    inner: Mutex<CoreGp>,
+}
+
+#[pymethods]
+impl GpSuggester {
+    /// An engine over `space` with `acquisition` (`logei`, `ei`, `pi`, `ucb` with `beta`).
+    #[new]
+    #[pyo3(signature = (space, *, acquisition = "logei", beta = 2.0, seed = 0))]
+    fn new(space: &Space, acquisition: &str, beta: f64, seed: u64) -> PyResult<GpSuggester> {
+        let acq = match acquisition {
+            "logei" => StandardAcq::LogEi,
+            "ei" => StandardAcq::Ei,
+            "pi" => StandardAcq::Pi,
+            "ucb" => StandardAcq::Ucb { beta },
+            other => {
+                return Err(invalid(
+                    "acquisition",
+                    format!("`{other}` is not one; allowed: logei, ei, pi, ucb"),
+                ));
+            }
+        };
+        let inner = CoreGp::new(space.inner.clone(), acq, seed).map_err(py_err)?;
+        Ok(GpSuggester {
+            inner: Mutex::new(inner),
+        })
+    }
+
+    /// Add an observation: a unit-cube point of the space and its value (finite; larger is
+    /// better).
+    fn observe(&self, unit_x: &Bound<'_, PyAny>, y: f64) -> PyResult<()> {
+        let x = floats("unit_x", unit_x)?;
+        self.lock().observe(&x, y).map_err(py_err)
+    }
+
+    /// Observations so far.
+    #[getter]
+    fn n_observed(&self) -> usize {
+        self.lock().n_observed()
+    }
+
+    /// The unit-cube point (snapped to the space's integer and categorical values) that
+    /// maximizes the acquisition of the GP fitted to the observations.
+    fn suggest(&self, py: Python<'_>) -> PyResult<Vec<f64>> {
+        let mut g = self.lock();
+        let s: &mut CoreGp = &mut g;
+        py.detach(|| s.suggest()).map_err(py_err)
+    }
+
+    /// The GP's posterior `(mean, sd)` at unit-cube points.
+    fn belief(&self, py: Python<'_>, unit_points: &Bound<'_, PyAny>) -> PyResult<Vec<(f64, f64)>> {
+        let pts = crate::convert::rows("unit_points", unit_points)?;
+        let g = self.lock();
+        let s: &CoreGp = &g;
+        py.detach(|| s.belief(&pts)).map_err(py_err)
+    }
+}
+
+impl GpSuggester {
+    fn lock(&self) -> std::sync::MutexGuard<'_, CoreGp> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Preferential BO on comparisons told to it: `add_option(unit_x)` the options compared,
+/// `prefer(winner, loser)` / `tie(a, b)` by option index, then `suggest()` a new option
+/// (EUBO against the current best).
+#[pyclass(module = "agora", name = "PreferenceSuggester")]
+pub struct PreferenceSuggester {
+    inner: Mutex<CorePref>,
+}
+
+impl PreferenceSuggester {
+    fn lock(&self) -> std::sync::MutexGuard<'_, CorePref> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl PreferenceSuggester {
+    /// An engine over `space`, seeded by `seed`.
+    #[new]
+    #[pyo3(signature = (space, *, seed = 0))]
+    fn new(space: &Space, seed: u64) -> PyResult<PreferenceSuggester> {
+        let inner = CorePref::new(space.inner.clone(), seed).map_err(py_err)?;
+        Ok(PreferenceSuggester {
+            inner: Mutex::new(inner),
+        })
+    }
+
+    /// Add an option (a unit-cube point; one within 1e-4 of an earlier option is that
+    /// option) and return its index.
+    fn add_option(&self, unit_x: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let x = floats("unit_x", unit_x)?;
+        self.lock().add_option(&x).map_err(py_err)
+    }
+
+    /// Option `winner` was preferred to option `loser` (the model is refitted).
+    fn prefer(&self, py: Python<'_>, winner: usize, loser: usize) -> PyResult<()> {
+        let mut g = self.lock();
+        let s: &mut CorePref = &mut g;
+        py.detach(|| s.prefer(winner, loser)).map_err(py_err)
+    }
+
+    /// Options `a` and `b` could not be told apart (counted; no preference).
+    fn tie(&self, a: usize, b: usize) -> PyResult<()> {
+        self.lock().tie(a, b).map_err(py_err)
+    }
+
+    /// Options so far.
+    #[getter]
+    fn n_options(&self) -> usize {
+        self.lock().n_options()
+    }
+
+    /// Ties so far.
+    #[getter]
+    fn ties(&self) -> usize {
+        self.lock().ties()
+    }
+
+    /// The index of the option with the highest posterior mean (`None` before any
+    /// preference).
+    fn best(&self) -> Option<usize> {
+        self.lock().best()
+    }
+
+    /// A new option, as a unit-cube point snapped to the space's grid.
+    fn suggest(&self, py: Python<'_>) -> PyResult<Vec<f64>> {
+        let g = self.lock();
+        let s: &CorePref = &g;
+        py.detach(|| s.suggest()).map_err(py_err)
+    }
+
+    /// The latent utility's posterior `(mean, sd)` at unit-cube points.
+    fn belief(&self, py: Python<'_>, unit_points: &Bound<'_, PyAny>) -> PyResult<Vec<(f64, f64)>> {
+        let pts = crate::convert::rows("unit_points", unit_points)?;
+        let g = self.lock();
+        let s: &CorePref = &g;
+        py.detach(|| s.belief(&pts)).map_err(py_err)
+    }
+}
