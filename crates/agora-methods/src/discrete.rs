@@ -7,7 +7,7 @@
 //! ones), and after the continuous search each discrete parameter is tried at every value,
 //! one parameter at a time, until nothing improves — the scheme of Optuna's mixed search.
 
-use agora_acq::Acquisition;
+use agora_acq::{Acquisition, BoxMaximizer, maximize_box};
 use agora_core::{Result, Space};
 use faer::{Mat, MatRef};
 
@@ -95,4 +95,45 @@ pub fn discrete_search(
         }
     }
     Ok((best, best_v))
+}
+
+/// Maximize `acq` over the unit cube of the box `space`: [`maximize_box`] as is when every
+/// parameter is continuous; otherwise the acquisition is scored at snapped points
+/// ([`Snapped`]) and the continuous optimum, canonicalized, goes through
+/// [`discrete_search`] (5 passes). `extra_starts`, `scales` and `seed` are
+/// [`maximize_box`]'s. Returns the maximizer (canonical when the space has discrete
+/// parameters; callers canonicalize what they propose anyway).
+pub fn maximize_on_box(
+    acq: &dyn Acquisition,
+    space: &Space,
+    opts: &BoxMaximizer,
+    extra_starts: &[Vec<f64>],
+    scales: Option<&[f64]>,
+    seed: u64,
+) -> Result<Vec<f64>> {
+    let mask = space.continuous_mask();
+    if mask.iter().all(|c| *c) {
+        return Ok(maximize_box(acq, opts, extra_starts, scales, seed)?.0);
+    }
+    let snapped = Snapped {
+        inner: acq,
+        space,
+        mask,
+    };
+    let (x, _) = maximize_box(&snapped, opts, extra_starts, scales, seed)?;
+    let x = space.canonicalize(&x)?;
+    Ok(discrete_search(&snapped, space, x, 5)?.0)
+}
+
+/// `u` with its integer and categorical coordinates snapped ([`Space::canonicalize`]) and
+/// its continuous ones kept bit for bit (a round trip through user units may move them by
+/// an ulp, and an observed point should stay the point observed).
+pub fn snap_discrete(space: &Space, u: &[f64]) -> Result<Vec<f64>> {
+    let mut c = space.canonicalize(u)?;
+    for ((cj, uj), cont) in c.iter_mut().zip(u).zip(space.continuous_mask()) {
+        if cont {
+            *cj = *uj;
+        }
+    }
+    Ok(c)
 }

@@ -4,7 +4,8 @@
 //! `tell` takes its [`Answer`]. Its whole state is a function of (space, configuration,
 //! seed, answers so far), so replaying the answers rebuilds it exactly. A strategy composes
 //! a model (agora-gp), an acquisition and a maximizer (agora-acq); it never re-implements
-//! them. The [`registry`] builds any of them by name.
+//! them. The [`registry`] builds any of them by name. The [`suggest`]ers run a strategy's
+//! model step on a history supplied from outside (samplers inside other frameworks).
 
 pub mod boap;
 pub mod cbo;
@@ -13,6 +14,7 @@ pub mod cma_es;
 pub mod discrete;
 pub mod dsbo;
 mod evaluations;
+mod gp_step;
 pub mod gp_ucb;
 pub mod group;
 mod history;
@@ -23,6 +25,7 @@ pub mod registry;
 pub mod sbo;
 pub mod sbo_gp;
 pub mod standard;
+pub mod suggest;
 #[cfg(test)]
 mod testing;
 pub mod turbo;
@@ -42,6 +45,7 @@ pub use pbo::{PairRule, Pbo, PboConfig};
 pub use sbo::{Sbo, SboConfig, SboRound, SboVariant};
 pub use sbo_gp::{SboGp, SboGpConfig, SboGpRound, SboGpVariant};
 pub use standard::{GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq};
+pub use suggest::{GpSuggester, PreferenceSuggester};
 pub use turbo::{TrustRegionAcq, Turbo, TurboConfig};
 pub use uniform_search::UniformSearch;
 

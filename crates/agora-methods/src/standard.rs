@@ -1,16 +1,13 @@
 //! The plain strategies every user expects: random search, scrambled Sobol, and GP-based
 //! BO with LogEI / EI / PI / UCB / Thompson sampling.
 
-use crate::discrete::{Snapped, discrete_search};
+use crate::gp_step::GpStep;
 use crate::open::{self, AskTell, OpenQuery};
 use crate::{History, Strategy};
-use agora_acq::analytic::{Analytic, AnalyticKind};
-use agora_acq::thompson::{RffSample, sample_argmax_finite};
-use agora_acq::{Acquisition, BoxMaximizer, maximize_box, maximize_finite};
+use agora_acq::BoxMaximizer;
 use agora_core::{Answer, Error, Point, Query, Result, Space};
-use agora_gp::{ExactGp, GpConfig, Hyper};
-use agora_math::rng::{derive_seed, stream};
-use faer::Mat;
+use agora_gp::{ExactGp, GpConfig};
+use agora_math::rng::stream;
 use rand::RngExt;
 
 /// The [`AskTell`] items shared by the strategies whose state is a [`History`] in field
@@ -214,144 +211,48 @@ impl GpBoConfig {
     }
 }
 
-/// Bayesian optimization with an exact GP and a standard acquisition.
+/// Bayesian optimization with an exact GP and a standard acquisition: `n_init` Sobol points
+/// (random unevaluated candidates on finite sets), then the model step: a warm-started GP
+/// fit and the acquisition's maximizer, the best observed point one more start, integer
+/// and categorical parameters snapped ([`crate::discrete::maximize_on_box`]). The model
+/// step is shared with [`crate::suggest::GpSuggester`], which runs it on outside data.
 #[derive(Debug, Clone)]
 pub struct GpBo {
     h: History,
-    cfg: GpBoConfig,
-    seed: u64,
+    step: GpStep,
     sobol: SobolStream,
-    last_hyper: Option<Hyper>,
 }
 
 impl GpBo {
     /// GP-BO over `space`.
     pub fn new(space: Space, cfg: GpBoConfig, seed: u64) -> Result<GpBo> {
-        cfg.gp.validate()?;
-        if let StandardAcq::Ucb { beta } = cfg.acq
-            && !(beta.is_finite() && beta >= 0.0)
-        {
-            return Err(Error::invalid(
-                "beta",
-                format!("must be a finite number >= 0, got {beta}"),
-            ));
-        }
+        let step = GpStep::new(cfg, seed)?;
         let d = space.dim();
         Ok(GpBo {
             h: History::new(space)?,
-            cfg,
-            seed,
+            step,
             sobol: SobolStream {
                 d,
                 seed,
                 points: Vec::new(),
             },
-            last_hyper: None,
         })
     }
 
     /// The model fitted to the current history (None before any data).
     pub fn fit(&mut self) -> Result<Option<ExactGp>> {
-        if self.h.is_empty() {
-            return Ok(None);
-        }
-        let d = self.h.space.dim();
-        let x = Mat::from_fn(self.h.len(), d, |i, j| self.h.x[i][j]);
-        let mut rng = stream(self.seed, &[self.h.len() as u64, 2]);
-        let warm = if self.cfg.warm_start {
-            self.last_hyper.as_ref()
-        } else {
-            None
-        };
-        let (gp, _) = ExactGp::fit_from(x, &self.h.y, &self.cfg.gp, warm, &mut rng)?;
-        self.last_hyper = Some(gp.hyper());
-        Ok(Some(gp))
+        self.step.fit(&self.h)
     }
 
     fn next_point(&mut self) -> Result<Point> {
-        let it = self.h.len() as u64;
-        let mut rng = stream(self.seed, &[it, 0]);
-        if self.h.len() < self.cfg.n_init.max(1) {
+        let mut rng = stream(self.step.seed, &[self.h.len() as u64, 0]);
+        if self.h.len() < self.step.cfg.n_init.max(1) {
             return Ok(match random_candidate(&self.h, &mut rng) {
                 Some(i) => Point::Index(i),
                 None => Point::Unit(self.sobol.get(self.h.len())?),
             });
         }
-        let Some(gp) = self.fit()? else {
-            return Err(Error::State("no data to fit".into()));
-        };
-        let best_f = self.h.y.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let kind = match self.cfg.acq {
-            StandardAcq::LogEi => Some(AnalyticKind::LogEi { best_f }),
-            StandardAcq::Ei => Some(AnalyticKind::Ei { best_f }),
-            StandardAcq::Pi => Some(AnalyticKind::Pi { best_f }),
-            StandardAcq::Ucb { beta } => Some(AnalyticKind::Ucb { beta }),
-            StandardAcq::Thompson => None,
-        };
-        let max_seed = derive_seed(self.seed, &[it, 1]);
-        let mut ts_rng = stream(self.seed, &[it, 3]);
-        match &self.h.space {
-            Space::Candidates { features, .. } => {
-                let cands = Mat::from_fn(features.len(), self.h.space.dim(), |i, j| features[i][j]);
-                let mut exclude = vec![false; features.len()];
-                for &i in &self.h.index {
-                    exclude[i] = true;
-                }
-                if exclude.iter().all(|e| *e) {
-                    exclude.iter_mut().for_each(|e| *e = false);
-                }
-                let i = match kind {
-                    Some(kind) => {
-                        maximize_finite(&Analytic { model: &gp, kind }, cands.as_ref(), &exclude)?.0
-                    }
-                    None => sample_argmax_finite(&gp, cands.as_ref(), &exclude, &mut ts_rng)?,
-                };
-                Ok(Point::Index(i))
-            }
-            Space::Box { .. } => {
-                let acq: Box<dyn Acquisition + '_> = match kind {
-                    Some(kind) => Box::new(Analytic { model: &gp, kind }),
-                    None => Box::new(RffSample::draw(&gp, self.cfg.rff_features, &mut ts_rng)?),
-                };
-                // The best observed point is one more start (as in Optuna's GPSampler).
-                let extra: Vec<Vec<f64>> = self
-                    .h
-                    .y
-                    .iter()
-                    .enumerate()
-                    .max_by(|a, b| a.1.total_cmp(b.1))
-                    .map(|(i, _)| self.h.x[i].clone())
-                    .into_iter()
-                    .collect();
-                let scales = gp.kernel().spectral(gp.dim()).map(|sp| sp.lengthscales);
-                let mask = self.h.space.continuous_mask();
-                if mask.iter().all(|c| *c) {
-                    let (x, _) = maximize_box(
-                        acq.as_ref(),
-                        &self.cfg.maximizer,
-                        &extra,
-                        scales.as_deref(),
-                        max_seed,
-                    )?;
-                    return Ok(Point::Unit(x));
-                }
-                let snapped = Snapped {
-                    inner: acq.as_ref(),
-                    space: &self.h.space,
-                    mask,
-                };
-                let (x, _) = maximize_box(
-                    &snapped,
-                    &self.cfg.maximizer,
-                    &extra,
-                    scales.as_deref(),
-                    max_seed,
-                )?;
-                let x = self.h.space.canonicalize(&x)?;
-                let (x, _) = discrete_search(&snapped, &self.h.space, x, 5)?;
-                Ok(Point::Unit(x))
-            }
-        }
+        self.step.next_point(&self.h)
     }
 }
 
@@ -365,7 +266,7 @@ impl AskTell for GpBo {
 
 impl Strategy for GpBo {
     fn name(&self) -> String {
-        match self.cfg.acq {
+        match self.step.cfg.acq {
             StandardAcq::LogEi => "gp-logei",
             StandardAcq::Ei => "gp-ei",
             StandardAcq::Pi => "gp-pi",
@@ -379,20 +280,6 @@ impl Strategy for GpBo {
     /// The GP fitted afresh to the evaluations so far (warm-started like the next proposal's
     /// fit, on its own random stream): reading the belief never changes what is proposed.
     fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
-        if self.h.is_empty() {
-            return None;
-        }
-        let d = self.h.space.dim();
-        let x = Mat::from_fn(self.h.len(), d, |i, j| self.h.x[i][j]);
-        let mut rng = stream(self.seed, &[self.h.len() as u64, 4]);
-        let warm = if self.cfg.warm_start {
-            self.last_hyper.as_ref()
-        } else {
-            None
-        };
-        let (gp, _) = ExactGp::fit_from(x, &self.h.y, &self.cfg.gp, warm, &mut rng).ok()?;
-        let xs = agora_gp::rows_to_mat("points", points, d).ok()?;
-        let (m, v) = gp.predict(xs.as_ref()).ok()?;
-        Some(m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect())
+        self.step.belief(&self.h, points).ok().flatten()
     }
 }
