@@ -14,9 +14,11 @@ mod problems;
 mod query;
 mod registry;
 mod reply;
+mod samplers;
 mod space;
 mod strategy;
 mod study;
+mod timing;
 
 use pyo3::prelude::*;
 
@@ -36,6 +38,9 @@ fn _agora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::methods, m)?)?;
     m.add_class::<study::Study>()?;
     m.add_class::<problems::Problem>()?;
+    m.add_class::<samplers::GpSuggester>()?;
+    m.add_class::<samplers::PreferenceSuggester>()?;
+    m.add_function(wrap_pyfunction!(timing::time_loop, m)?)?;
     m.add_function(wrap_pyfunction!(problems::problem_list, m)?)?;
     m.add_function(wrap_pyfunction!(problems::make_problem, m)?)?;
     m.add_function(wrap_pyfunction!(problems::reproduce, m)?)?;
