@@ -21,6 +21,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import Any
+
 from agora import _agora
 from agora._agora import (
     Answer,
@@ -51,12 +53,19 @@ class _Problems:
     or ``agents``); ``agora.problems.make(name, ...)`` builds one.
     """
 
-    def __call__(self) -> list:
+    def __call__(self) -> list[dict[str, Any]]:
         """Every problem ``make`` knows, as dicts."""
         return _agora.problem_list()
 
     @staticmethod
-    def make(name, *, noise=0.0, rater="probit", sigma=None, seed=0) -> Problem:
+    def make(
+        name: str,
+        *,
+        noise: float = 0.0,
+        rater: str = "probit",
+        sigma: float | None = None,
+        seed: int = 0,
+    ) -> Problem:
         """A simulated respondent by name.
 
         A test function (``"hartmann6"``, ``"branin"``, ``"ackley7"``, ...) answers
@@ -74,7 +83,7 @@ class _Problems:
 problems = _Problems()
 
 
-def run(strategy: Strategy, respondent, n: int) -> Strategy:
+def run(strategy: Strategy, respondent: Any, n: int) -> Strategy:
     """Ask ``strategy`` ``n`` queries and tell it what ``respondent`` answers.
 
     ``respondent`` is an :class:`agora.Problem` or any object with ``answer(query)``

@@ -1,7 +1,7 @@
 //! Python values to and from agora's: JSON-like values (knobs, specs), user-unit parameter
 //! values, and numeric sequences (lists, tuples, numpy arrays).
 
-use crate::errors::invalid;
+use crate::errors::{invalid, wrong_type};
 use agora_core::ParamValue;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -93,10 +93,13 @@ pub fn floats(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
         obj.clone()
     };
     if obj.is_instance_of::<PyString>() {
-        return Err(invalid(field, "give a sequence of numbers, not a string"));
+        return Err(wrong_type(
+            field,
+            "give a sequence of numbers, not a string",
+        ));
     }
     let Ok(iter) = obj.try_iter() else {
-        return Err(invalid(
+        return Err(wrong_type(
             field,
             "give a sequence of numbers (a list or an array)",
         ));
@@ -105,7 +108,9 @@ pub fn floats(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
     for (i, x) in iter.enumerate() {
         let x = x?;
         let f = format!("{field}[{i}]");
-        let v: f64 = x.extract().map_err(|_| invalid(&f, "must be a number"))?;
+        let v: f64 = x
+            .extract()
+            .map_err(|_| wrong_type(&f, "must be a number"))?;
         if !v.is_finite() {
             return Err(invalid(&f, format!("must be a finite number, got {v}")));
         }
@@ -122,7 +127,7 @@ pub fn rows(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<f64>>> {
         obj.clone()
     };
     let Ok(iter) = obj.try_iter() else {
-        return Err(invalid(
+        return Err(wrong_type(
             field,
             "give rows of numbers (a list of lists or a 2-D array)",
         ));
@@ -147,7 +152,7 @@ pub fn value_from_py(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<ParamValue
         return Ok(ParamValue::Choice(obj.extract()?));
     }
     if obj.is_instance_of::<PyBool>() {
-        return Err(invalid(
+        return Err(wrong_type(
             field,
             "a bool is not a parameter value; give a number or a choice",
         ));
@@ -168,7 +173,7 @@ pub fn value_from_py(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<ParamValue
         }
         return Ok(ParamValue::Float(x));
     }
-    Err(invalid(
+    Err(wrong_type(
         field,
         format!(
             "a {} is not a parameter value; give a number or a choice",

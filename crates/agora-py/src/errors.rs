@@ -1,6 +1,7 @@
 //! agora's errors as Python exceptions: bad input is `ValueError` (an unknown name is
-//! `KeyError`), a state the call does not fit is `RuntimeError`; every message names the
-//! field and the allowed values, as agora's own messages do.
+//! `KeyError`, a value of the wrong type `TypeError`), a state the call does not fit is
+//! `RuntimeError`; every message names the field and the allowed values, as agora's own
+//! messages do.
 
 use agora_core::Error;
 use agora_study::live::{StoreError, StudyError};
@@ -12,7 +13,10 @@ pub fn py_err(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
         Error::UnknownId { .. } => PyKeyError::new_err(msg),
-        Error::InvalidInput { .. } | Error::Dimension { .. } => PyValueError::new_err(msg),
+        // A query given to a respondent that cannot answer its kind is bad input too.
+        Error::InvalidInput { .. } | Error::Dimension { .. } | Error::UnsupportedQuery { .. } => {
+            PyValueError::new_err(msg)
+        }
         _ => PyRuntimeError::new_err(msg),
     }
 }
@@ -32,6 +36,12 @@ pub fn study_err(e: StudyError) -> PyErr {
 /// The Python exception for a store error.
 pub fn store_err(e: StoreError) -> PyErr {
     study_err(StudyError::Store(e))
+}
+
+/// Shorthand: a `TypeError` naming `field` (a value of the wrong type), worded as
+/// [`invalid`]'s message.
+pub fn wrong_type(field: &str, reason: impl Into<String>) -> PyErr {
+    pyo3::exceptions::PyTypeError::new_err(Error::invalid(field, reason).to_string())
 }
 
 /// Shorthand: a `ValueError` naming `field`.

@@ -154,7 +154,14 @@ pub fn make_problem(
     sigma: Option<f64>,
     seed: u64,
 ) -> PyResult<Problem> {
+    let groups: Vec<String> = SocialTask::names()
+        .iter()
+        .map(|t| format!("group:{t}"))
+        .collect();
     if let Some(task) = name.strip_prefix("group:") {
+        if !SocialTask::names().contains(&task) {
+            return Err(py_err(agora_core::Error::unknown("group", name, &groups)));
+        }
         let task = SocialTask::by_name(task).map_err(py_err)?;
         let space = task.space().map_err(py_err)?;
         return Ok(Problem {
@@ -169,7 +176,13 @@ pub fn make_problem(
             }),
         });
     }
-    let problem = CoreProblem::by_name(name).map_err(py_err)?;
+    let problem = CoreProblem::by_name(name).map_err(|e| match e {
+        // Name the groups too: `make` knows both kinds.
+        agora_core::Error::UnknownId { .. } => {
+            pyo3::exceptions::PyKeyError::new_err(format!("{e}; or a group: {}", groups.join(", ")))
+        }
+        e => py_err(e),
+    })?;
     let space = problem.space.clone();
     let optimum = problem.function.optimum_value();
     let mut oracle = Oracle::new(problem, noise, seed).map_err(|e| match e {

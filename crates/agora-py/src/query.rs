@@ -19,6 +19,10 @@ use std::sync::Arc;
 pub struct Query {
     pub(crate) inner: CoreQuery,
     pub(crate) space: Arc<CoreSpace>,
+    /// The participants who answer (the strategy's or the study's), in ballot order: a
+    /// group query's `asked` names them by position, as `agora ask` does (some methods
+    /// number their agents `agent0`, `agent1`, ... internally).
+    pub(crate) roster: Arc<Vec<String>>,
 }
 
 /// The options a query shows, in order.
@@ -73,14 +77,15 @@ impl Query {
             .collect()
     }
 
-    /// Who is asked: the agents of a group query in ballot order, `[rater]` for a
+    /// Who is asked: the participants of a group query in ballot order, `[rater]` for a
     /// comparison that names its rater (BOAP: the property compared), else `[]`.
     #[getter]
     fn asked(&self) -> Vec<String> {
         match &self.inner.kind {
-            QueryKind::GroupVote { agents, .. } | QueryKind::GroupRate { agents, .. } => {
-                agents.clone()
-            }
+            QueryKind::GroupVote { agents, .. } | QueryKind::GroupRate { agents, .. } => (0
+                ..agents.len())
+                .map(|k| self.roster.get(k).unwrap_or(&agents[k]).clone())
+                .collect(),
             QueryKind::Compare { rater: Some(r), .. } => vec![r.clone()],
             _ => Vec::new(),
         }

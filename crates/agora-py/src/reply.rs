@@ -2,7 +2,7 @@
 //! implementation the CLI uses ([`agora_study::live::reply`]).
 
 use crate::convert::{floats, rows};
-use crate::errors::{invalid, py_err};
+use crate::errors::{invalid, py_err, wrong_type};
 use crate::strategy::answer_object;
 use agora_core::{Answer, AnswerKind, Query, QueryKind, Space};
 use agora_study::live::{Pick, Reply, ReplyContext, Submission, submission};
@@ -28,7 +28,7 @@ fn pick(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Pick> {
             .map(Pick::Index)
             .map_err(|_| invalid(field, "an option's index must be 0 or more"));
     }
-    Err(invalid(
+    Err(wrong_type(
         field,
         "give an option's letter (\"A\", \"B\", ...), its index (0, 1, ...), its name, or \"tie\"",
     ))
@@ -59,7 +59,7 @@ pub fn reply_of(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(Reply, Option<V
                 } else {
                     Some(
                         v.extract()
-                            .map_err(|_| invalid("who", "give a participant's name"))?,
+                            .map_err(|_| wrong_type("who", "give a participant's name"))?,
                     )
                 }
             }
@@ -67,7 +67,7 @@ pub fn reply_of(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(Reply, Option<V
             "votes" => {
                 let items: Vec<Bound<'_, PyAny>> = v
                     .try_iter()
-                    .map_err(|_| invalid("votes", "give one vote per agent, in order"))?
+                    .map_err(|_| wrong_type("votes", "give one vote per agent, in order"))?
                     .collect::<PyResult<_>>()?;
                 r.votes = Some(
                     items
@@ -80,7 +80,7 @@ pub fn reply_of(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(Reply, Option<V
             "rating" => {
                 let x: f64 = v
                     .extract()
-                    .map_err(|_| invalid("rating", "must be a number"))?;
+                    .map_err(|_| wrong_type("rating", "must be a number"))?;
                 r.rating = Some(x);
             }
             "matrix" => matrix = Some(rows("matrix", &v)?),

@@ -3,10 +3,10 @@
 //! cube that models work on.
 
 use crate::convert::{rows, value_from_py, value_to_py};
-use crate::errors::{invalid, py_err};
+use crate::errors::{invalid, py_err, wrong_type};
 use agora_core::{Param as CoreParam, ParamValue, Point, Space as CoreSpace};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyInt, PyList, PyString};
 
 /// One parameter of a box space. Make one with `agora.real`, `agora.log_real`,
 /// `agora.integer` or `agora.categorical`.
@@ -117,9 +117,9 @@ impl Space {
     #[new]
     fn new(params: Vec<Param>) -> PyResult<Space> {
         let params = params.into_iter().map(|p| p.inner).collect();
-        Ok(Space {
-            inner: CoreSpace::boxed(params).map_err(py_err)?,
-        })
+        let inner = CoreSpace::boxed(params).map_err(py_err)?;
+        distinct_names(&inner)?;
+        Ok(Space { inner })
     }
 
     /// A box of real parameters `x0, x1, ...` with the given `(lo, hi)` bounds.
@@ -146,6 +146,7 @@ impl Space {
         let inner: CoreSpace = serde_json::from_str(text)
             .map_err(|e| invalid("space", format!("does not parse as a space: {e}")))?;
         inner.validate().map_err(py_err)?;
+        distinct_names(&inner)?;
         Ok(Space { inner })
     }
 
@@ -224,6 +225,25 @@ impl Space {
             }
         }
     }
+}
+
+/// A box's parameter names must be distinct (points are dicts by name), as `agora study
+/// create --param` requires.
+fn distinct_names(space: &CoreSpace) -> PyResult<()> {
+    if let CoreSpace::Box { params } = space {
+        for (i, p) in params.iter().enumerate() {
+            if params[..i].iter().any(|q| q.name() == p.name()) {
+                return Err(invalid(
+                    &format!("params[{i}].name"),
+                    format!(
+                        "parameter names must be distinct; `{}` appears twice",
+                        p.name()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A dict from parameter name to user value.
@@ -311,7 +331,7 @@ pub fn unit_of(space: &CoreSpace, field: &str, point: &Bound<'_, PyAny>) -> PyRe
                     point.clone()
                 };
                 if seq.is_instance_of::<PyString>() {
-                    return Err(invalid(
+                    return Err(wrong_type(
                         field,
                         "give a dict by parameter name or a sequence of values",
                     ));
@@ -319,12 +339,19 @@ pub fn unit_of(space: &CoreSpace, field: &str, point: &Bound<'_, PyAny>) -> PyRe
                 let items: Vec<Bound<'_, PyAny>> = seq
                     .try_iter()
                     .map_err(|_| {
-                        invalid(
+                        wrong_type(
                             field,
                             "give a dict by parameter name or a sequence of values",
                         )
                     })?
                     .collect::<PyResult<_>>()?;
+                if items.len() != params.len() {
+                    return Err(py_err(agora_core::Error::dim(
+                        field,
+                        params.len(),
+                        items.len(),
+                    )));
+                }
                 items
                     .iter()
                     .enumerate()
@@ -342,10 +369,18 @@ pub fn unit_of(space: &CoreSpace, field: &str, point: &Bound<'_, PyAny>) -> PyRe
                         &names.iter().map(String::as_str).collect::<Vec<_>>(),
                     ))
                 })?
+            } else if point.is_instance_of::<PyInt>() {
+                point.extract::<usize>().map_err(|_| {
+                    invalid(
+                        field,
+                        format!("row {point} is out of range 0..{}", features.len()),
+                    )
+                })?
             } else {
-                point
-                    .extract::<usize>()
-                    .map_err(|_| invalid(field, "give a candidate's name or its row index"))?
+                return Err(wrong_type(
+                    field,
+                    "give a candidate's name or its row index",
+                ));
             };
             features.get(i).cloned().ok_or_else(|| {
                 invalid(

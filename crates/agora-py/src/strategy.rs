@@ -30,6 +30,7 @@ pub fn knobs_of(knobs: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, Valu
 pub struct Strategy {
     inner: Mutex<Box<dyn agora_methods::Strategy>>,
     space: Arc<CoreSpace>,
+    participants: Arc<Vec<String>>,
     method: String,
 }
 
@@ -57,14 +58,15 @@ impl Strategy {
         knobs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Strategy> {
         let knobs = knobs_of(knobs)?;
-        let setup = Setup::new(space.inner.clone(), seed)
-            .with_participants(participants.unwrap_or_default());
+        let participants = participants.unwrap_or_default();
+        let setup = Setup::new(space.inner.clone(), seed).with_participants(participants.clone());
         let s = py
             .detach(|| registry::build(method, &knobs, setup))
             .map_err(py_err)?;
         Ok(Strategy {
             inner: Mutex::new(s),
             space: Arc::new(space.inner.clone()),
+            participants: Arc::new(participants),
             method: method.to_string(),
         })
     }
@@ -96,6 +98,7 @@ impl Strategy {
         Ok(Query {
             inner: q,
             space: self.space.clone(),
+            roster: self.participants.clone(),
         })
     }
 
@@ -103,7 +106,7 @@ impl Strategy {
     /// in the shapes `agora tell` takes: `values=[...]` (evaluations; a group's ratings),
     /// `winner=` (an option's letter "A"/"B", index, or name; or "tie"), `tie=True`,
     /// `votes=[...]` (one per agent: letter, index or "tie"/None), `ratings=[...]`,
-    /// `matrix=[[...]]` (a Hessian), `rater=` (who answered a comparison). A refused answer
+    /// `matrix=[[...]]` (a Hessian), `who=` (who answered a comparison). A refused answer
     /// raises and leaves the strategy as it was.
     #[pyo3(signature = (answer = None, **kwargs))]
     fn tell(

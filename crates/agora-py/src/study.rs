@@ -195,9 +195,11 @@ impl Study {
     /// when the method could not propose one (`status()["stalled"]` says why).
     fn ask(&self, py: Python<'_>) -> PyResult<Option<Query>> {
         let s = self.synced(py)?;
+        let roster = Arc::new(s.spec().participants.clone());
         Ok(s.pending().map(|q| Query {
             inner: q.clone(),
             space: self.space.clone(),
+            roster,
         }))
     }
 

@@ -1,0 +1,362 @@
+"""agora's Python package, `import agora`: the method registry, every method as an
+in-memory ask/tell strategy, studies on a store (the same files the `agora` CLI and
+server use), simulated respondents and benchmarks, `reproduce`, and the engines behind
+the `agora.optuna` samplers. This is the extension module `agora._agora`; the
+Python-side package (`python/agora`) wraps it and adds the Optuna samplers.
+
+Errors: bad input raises `ValueError` (an unknown name `KeyError`, a wrong type
+`TypeError`) naming the field and the allowed values; nothing panics across the
+boundary. Model fits and acquisition searches release the GIL.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol, Union, overload
+
+__version__: str
+
+class _SupportsToList(Protocol):
+    """Anything with `tolist()`: a numpy array or scalar."""
+
+    def tolist(self) -> Any: ...
+
+# A user-unit parameter value: a float (real, log-real), an int (integer) or a str (choice).
+_Value = Union[float, int, str]
+# A sequence of finite floats: a list, a tuple or a 1-D numpy array.
+_Floats = Union[Sequence[float], _SupportsToList]
+# Rows of finite floats: a list of sequences or a 2-D numpy array.
+_Rows = Union[Sequence[Sequence[float]], Sequence[_SupportsToList], _SupportsToList]
+# A point in user units: a dict by parameter name or a sequence in parameter order (box);
+# a candidate's name or row index (candidate table).
+_Point = Union[Mapping[str, Any], Sequence[Any], _SupportsToList, str, int]
+# An option picked: its letter ("A", "B", ...), its index (0, 1, ...), its name, or "tie"
+# (None is "tie" too).
+_Pick = Union[int, str, None]
+
+_ParamKind = Literal["real", "log_real", "integer", "categorical"]
+_QueryKind = Literal["evaluate", "compare", "group_vote", "group_rate", "hessian"]
+_AnswerKind = Literal["values", "choice", "tie", "votes", "matrix", "other"]
+_Outcome = Literal["answered", "recorded", "duplicate"]
+
+class Param:
+    """One parameter of a box space. Make one with `agora.real`, `agora.log_real`,
+    `agora.integer` or `agora.categorical`."""
+
+    @property
+    def name(self) -> str:
+        """The parameter's name."""
+    @property
+    def kind(self) -> _ParamKind:
+        """`"real"`, `"log_real"`, `"integer"` or `"categorical"`."""
+    @property
+    def bounds(self) -> tuple[float, float] | tuple[int, int] | None:
+        """The bounds `(lo, hi)` of a real, log-real or integer parameter (`None` for a
+        categorical one)."""
+    @property
+    def choices(self) -> list[str] | None:
+        """The choices of a categorical parameter (`None` otherwise)."""
+    def __eq__(self, other: object) -> bool: ...
+    def __ne__(self, other: object) -> bool: ...
+    def __repr__(self) -> str: ...
+
+def real(name: str, lo: float, hi: float) -> Param:
+    """A real parameter in `[lo, hi]`."""
+
+def log_real(name: str, lo: float, hi: float) -> Param:
+    """A positive real parameter in `[lo, hi]`, searched on a log scale (rates, scales)."""
+
+def integer(name: str, lo: int, hi: int) -> Param:
+    """An integer parameter in `[lo, hi]` (both included)."""
+
+def categorical(name: str, choices: Sequence[str]) -> Param:
+    """A categorical parameter: one of `choices` (distinct strings)."""
+
+class Space:
+    """What a strategy searches: a box of parameters, or a finite table of candidates.
+
+    `Space([agora.real("x", -5, 10), agora.categorical("c", ["a", "b"])])` is a box;
+    `Space.candidates(names, features)` a table whose rows are the only options.
+    """
+
+    def __init__(self, params: Sequence[Param]) -> None:
+        """A box of `params` (a list of `agora.Param`), in order."""
+    @staticmethod
+    def reals(bounds: Sequence[tuple[float, float]]) -> Space:
+        """A box of real parameters `x0, x1, ...` with the given `(lo, hi)` bounds."""
+    @staticmethod
+    def candidates(names: Sequence[str], features: _Rows) -> Space:
+        """A finite table of candidates: one name per row and feature rows (all the same
+        length, in `[0, 1]`; scale them first) that the models compare options by."""
+    @staticmethod
+    def from_json(text: str) -> Space:
+        """The space from its JSON form (as `to_json` writes it and study files store it)."""
+    def to_json(self) -> str:
+        """The JSON form."""
+    @property
+    def kind(self) -> Literal["box", "candidates"]:
+        """`"box"` or `"candidates"`."""
+    @property
+    def params(self) -> list[Param]:
+        """The parameters of a box (empty for a candidate table)."""
+    @property
+    def names(self) -> list[str]:
+        """The parameter names of a box, or the candidate names of a table."""
+    @property
+    def dim(self) -> int:
+        """Unit-cube coordinates the models see (a categorical parameter takes one per choice)."""
+    def to_user(self, u: _Floats) -> dict[str, _Value]:
+        """A unit-cube point in user units: a dict from parameter name to value (a candidate
+        table has no unit points; its options are rows)."""
+    def to_unit(self, point: _Point) -> list[float]:
+        """A point in user units (a dict by name, or values in parameter order; for a table, a
+        candidate's name or row index) as unit-cube coordinates."""
+    def __len__(self) -> int: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __ne__(self, other: object) -> bool: ...
+    def __repr__(self) -> str: ...
+
+class Query:
+    """What a strategy asks: evaluate options, compare them, a group vote or rating, or a
+    Hessian. Options are in user units (`points`); `asked` says who answers."""
+
+    @property
+    def id(self) -> int:
+        """The query's id (echoed by its answer)."""
+    @property
+    def kind(self) -> _QueryKind:
+        """`"evaluate"`, `"compare"`, `"group_vote"`, `"group_rate"` or `"hessian"`."""
+    @property
+    def points(self) -> list[dict[str, Any]]:
+        """The options, in user units: a dict from parameter name to value for a box, or
+        `{"index": i, "name": ...}` for a row of a candidate table."""
+    @property
+    def unit_points(self) -> list[list[float]]:
+        """The options as unit-cube coordinates (candidate rows: their features)."""
+    @property
+    def asked(self) -> list[str]:
+        """Who is asked: the participants of a group query in ballot order, `[rater]` for a
+        comparison that names its rater (BOAP: the property compared), else `[]`."""
+    @property
+    def rater(self) -> str | None:
+        """The rater a comparison names (BOAP: the abstract property compared), else `None`."""
+    @property
+    def channel(self) -> Literal["public", "private"] | None:
+        """`"public"` or `"private"` for a group query, else `None`."""
+    def to_dict(self) -> dict[str, Any]:
+        """The query as a dict (the JSON form `agora ask --json` and the HTTP API use)."""
+    def __repr__(self) -> str: ...
+
+class Answer:
+    """What came back for a query: values, a choice, a tie, votes or a matrix."""
+
+    @property
+    def query_id(self) -> int:
+        """The id of the query answered."""
+    @property
+    def kind(self) -> _AnswerKind:
+        """`"values"`, `"choice"`, `"tie"`, `"votes"` or `"matrix"`."""
+    @property
+    def values(self) -> list[float] | None:
+        """The values (evaluations, or a group's ratings), else `None`."""
+    @property
+    def winner(self) -> int | None:
+        """The index of the option chosen, else `None`."""
+    @property
+    def votes(self) -> list[int | None] | None:
+        """Each agent's vote (an option index, or `None` for can't tell), else `None`."""
+    @property
+    def matrix(self) -> list[list[float]] | None:
+        """The matrix's rows (a Hessian), else `None`."""
+    def to_dict(self) -> dict[str, Any]:
+        """The answer as a dict (its JSON form)."""
+    def __repr__(self) -> str: ...
+
+class Strategy:
+    """A registered method's strategy, in memory: `ask()` the next query, `tell(...)` its
+    answer. Same method, space, seed, participants, knobs and answers: same queries."""
+
+    def __init__(
+        self,
+        method: str,
+        space: Space,
+        *,
+        seed: int = 0,
+        participants: Sequence[str] | None = None,
+        **knobs: Any,
+    ) -> None:
+        """The strategy of `method` (a name or alias from `agora.methods()`) over `space`,
+        seeded by `seed`, with `participants` (group members, parties) where the method
+        needs them and any of its knobs as keywords."""
+    @property
+    def name(self) -> str:
+        """The method's canonical short name (e.g. `gp-logei`)."""
+    @property
+    def space(self) -> Space:
+        """The space searched."""
+    @property
+    def n_answered(self) -> int:
+        """Number of queries answered so far."""
+    def ask(self) -> Query:
+        """The next query (asking again before telling returns the same open query). Model fits
+        and acquisition searches run without the GIL."""
+    def tell(
+        self,
+        answer: Answer | None = None,
+        *,
+        values: _Floats = ...,
+        winner: _Pick = ...,
+        tie: bool = ...,
+        who: str | None = ...,
+        vote: _Pick = ...,
+        votes: Sequence[_Pick] = ...,
+        rating: float = ...,
+        ratings: _Floats = ...,
+        matrix: _Rows = ...,
+    ) -> None:
+        """Tell the answer to the open query: an `agora.Answer` (from a respondent), or keywords
+        in the shapes `agora tell` takes: `values=[...]` (evaluations; a group's ratings),
+        `winner=` (an option's letter "A"/"B", index, or name; or "tie"), `tie=True`,
+        `votes=[...]` (one per agent: letter, index or "tie"/None), `ratings=[...]`,
+        `matrix=[[...]]` (a Hessian), `who=` (who answered a comparison). A refused answer
+        raises and leaves the strategy as it was."""
+    def best(self) -> dict[str, Any] | None:
+        """The recommendation so far: `{"point": {...user units...}, "value": v}` (what the
+        value means depends on the method: the best measured value, or the model's utility),
+        or `None` before any answer."""
+    def belief(self, points: Iterable[_Point]) -> list[tuple[float, float]] | None:
+        """The model's belief at `points` (user units: dicts by name or sequences in parameter
+        order; candidate names or rows): a list of `(mean, sd)`, or `None` when the method has
+        no model that predicts at arbitrary points (yet)."""
+    def __repr__(self) -> str: ...
+
+class Study:
+    """A study with people (or programs answering for them) on a store."""
+
+    @property
+    def name(self) -> str:
+        """The study's name."""
+    @property
+    def participants(self) -> list[str]:
+        """The participants, in ballot order."""
+    @property
+    def space(self) -> Space:
+        """The space."""
+    def spec(self) -> dict[str, Any]:
+        """The study's spec (space, method with every knob, seed, participants) as a dict."""
+    def ask(self) -> Query | None:
+        """The open query (after catching up with answers other processes stored), or `None`
+        when the method could not propose one (`status()["stalled"]` says why)."""
+    def tell(
+        self,
+        *,
+        query: int | None = None,
+        values: _Floats = ...,
+        winner: _Pick = ...,
+        tie: bool = ...,
+        who: str | None = ...,
+        vote: _Pick = ...,
+        votes: Sequence[_Pick] = ...,
+        rating: float = ...,
+        ratings: _Floats = ...,
+    ) -> _Outcome:
+        """Answer the open query (or `query=` id) with keywords in the shapes `agora tell`
+        takes: `winner=` ("A", "B", an index, a name, or "tie"), `tie=True`, `values=[...]`,
+        `who=` with `vote=` or `rating=` (one participant's ballot), `votes=[...]`,
+        `ratings=[...]`. Returns `"answered"` (the strategy moved on), `"recorded"` (a
+        ballot; others still to come) or `"duplicate"` (the same answer was stored before)."""
+    def close(self) -> _Outcome:
+        """Close the open group vote now: missing votes count as can't tell."""
+    def status(self) -> dict[str, Any]:
+        """The study at a glance (as `agora status --json`): answers, rounds per channel, the
+        open query, the recommendation."""
+    def best(self) -> dict[str, Any] | None:
+        """The recommendation so far (as `agora best --json`), or `None`."""
+    @overload
+    def export(self, format: Literal["csv"] = "csv") -> str:
+        """The log: `format="csv"` (one row per event, options in user units, as `agora
+        export --format csv`) returns text; `format="json"` returns the spec and every event
+        as a dict."""
+    @overload
+    def export(self, format: Literal["json"]) -> dict[str, Any]: ...
+    @overload
+    def export(self, format: str) -> str | dict[str, Any]: ...
+    def tokens(self) -> dict[str, Any]:
+        """The facilitator's token and each participant's, for the web page (`agora serve`)."""
+    def __repr__(self) -> str: ...
+
+def create_study(
+    name: str,
+    *,
+    method: str = "pairs",
+    space: Space,
+    participants: Sequence[str] | None = None,
+    seed: int = 0,
+    description: str = "",
+    storage: str = "agora.db",
+    **knobs: Any,
+) -> Study:
+    """Create a study on `storage` (a file path or `sqlite:///path`; created if missing) and
+    compute its first query. `method` is a study method (`bo`, `pairs`, `group-pairs`,
+    `social`, `social-ratings`, `hpbo`, `boap`) or a registry name with one (`gp-ei`,
+    `pbo-bald`, ...); `knobs` are its settings. Nothing is stored if any check fails."""
+
+def load_study(name: str, *, storage: str = "agora.db") -> Study:
+    """Open the study `name` on `storage`, replaying its log (exact resume)."""
+
+def study_names(*, storage: str = "agora.db") -> list[str]:
+    """The names of the studies on `storage`."""
+
+def methods() -> list[dict[str, Any]]:
+    """Every registered method as a dict: `name`, `aliases` (name → the knobs it fixes),
+    `description`, `feedback`, `spaces`, `participants` (`None`, or role / min / max) and
+    `knobs` (name → kind, allowed, default, doc; `default` is `None` for a required knob)."""
+
+class Problem:
+    """A simulated respondent: `answer(query)` gives what a person or a measurement would.
+    Make one with `agora.problems.make(name, ...)` (see `agora.problems()`)."""
+
+    @property
+    def name(self) -> str:
+        """The problem's name."""
+    @property
+    def space(self) -> Space:
+        """The space its queries' options live in."""
+    @property
+    def optimum(self) -> float | None:
+        """The objective's global maximum (test functions; `None` for groups)."""
+    @property
+    def agents(self) -> int:
+        """The number of agents of a group (0 for a test function): name them as the
+        strategy's `participants`."""
+    def answer(self, query: Query) -> Answer:
+        """The answer to `query` (seeded: the same queries give the same answers). Raises
+        `ValueError` for a kind of query this respondent cannot answer."""
+    def __call__(self, point: _Point) -> float:
+        """The noiseless objective at `point` (user units: a dict by name or a sequence),
+        test functions only."""
+    def regret(self, point: _Point) -> float:
+        """Simple regret at `point`: the optimum minus the true value (test functions only)."""
+    def __repr__(self) -> str: ...
+
+def problem_list() -> list[dict[str, Any]]:
+    """The problems `make` knows, as dicts: `name`, `kind` (`function` or `group`), `dim`, and
+    `optimum` (functions) or `agents` (groups)."""
+
+def make_problem(
+    name: str,
+    *,
+    noise: float = 0.0,
+    rater: str = "probit",
+    sigma: float | None = None,
+    seed: int = 0,
+) -> Problem:
+    """A simulated respondent by name: a test function (`hartmann6`, `branin`, `ackley7`, ...;
+    values with Gaussian `noise` sd, comparisons by a `rater` — `"probit"` or
+    `"bradley_terry"` with noise `sigma` — and Hessians), or `group:<task>` for a Social BO
+    group (`group:toy`, `group:thermal`, ...). Seeded by `seed`."""
+
+def reproduce(suite: str | None = None, *, quick: bool = True, out: str = "out/reproduce") -> str:
+    """Run a paper's suite (or all of them with `suite=None`) as `agora reproduce` does,
+    writing records, figures and `report.md` under `out`; returns the report's path."""
+
+def suites() -> list[str]:
+    """The suites `reproduce` runs."""
