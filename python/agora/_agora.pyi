@@ -360,3 +360,52 @@ def reproduce(suite: str | None = None, *, quick: bool = True, out: str = "out/r
 
 def suites() -> list[str]:
     """The suites `reproduce` runs."""
+
+class GpSuggester:
+    """GP-BO on observations told to it one by one: `observe(unit_x, y)` (larger `y` is
+    better), then `suggest()` the unit-cube point maximizing the acquisition. Same seed and
+    same observations in the same order: same suggestion."""
+
+    def __init__(
+        self, space: Space, *, acquisition: str = "logei", beta: float = 2.0, seed: int = 0
+    ) -> None:
+        """An engine over `space` with `acquisition` (`logei`, `ei`, `pi`, `ucb` with `beta`)."""
+    def observe(self, unit_x: _Floats, y: float) -> None:
+        """Add an observation: a unit-cube point of the space and its value (finite; larger is
+        better)."""
+    @property
+    def n_observed(self) -> int:
+        """Observations so far."""
+    def suggest(self) -> list[float]:
+        """The unit-cube point (snapped to the space's integer and categorical values) that
+        maximizes the acquisition of the GP fitted to the observations."""
+    def belief(self, unit_points: _Rows) -> list[tuple[float, float]]:
+        """The GP's posterior `(mean, sd)` at unit-cube points."""
+
+class PreferenceSuggester:
+    """Preferential BO on comparisons told to it: `add_option(unit_x)` the options compared,
+    `prefer(winner, loser)` / `tie(a, b)` by option index, then `suggest()` a new option
+    (EUBO against the current best)."""
+
+    def __init__(self, space: Space, *, seed: int = 0) -> None:
+        """An engine over `space`, seeded by `seed`."""
+    def add_option(self, unit_x: _Floats) -> int:
+        """Add an option (a unit-cube point; one within 1e-4 of an earlier option is that
+        option) and return its index."""
+    def prefer(self, winner: int, loser: int) -> None:
+        """Option `winner` was preferred to option `loser` (the model is refitted)."""
+    def tie(self, a: int, b: int) -> None:
+        """Options `a` and `b` could not be told apart (counted; no preference)."""
+    @property
+    def n_options(self) -> int:
+        """Options so far."""
+    @property
+    def ties(self) -> int:
+        """Ties so far."""
+    def best(self) -> int | None:
+        """The index of the option with the highest posterior mean (`None` before any
+        preference)."""
+    def suggest(self) -> list[float]:
+        """A new option, as a unit-cube point snapped to the space's grid."""
+    def belief(self, unit_points: _Rows) -> list[tuple[float, float]]:
+        """The latent utility's posterior `(mean, sd)` at unit-cube points."""
