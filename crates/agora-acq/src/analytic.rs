@@ -46,6 +46,18 @@ pub enum AnalyticKind {
 }
 
 impl AnalyticKind {
+    /// The value alone at moments `(μ, σ²)`: the first entry of
+    /// [`AnalyticKind::on_moments`], without its derivatives (what scoring many points needs).
+    pub fn value(self, mean: f64, var: f64) -> f64 {
+        let sd = var.max(VAR_FLOOR).sqrt();
+        match self {
+            AnalyticKind::Ei { best_f } => sd * h((mean - best_f) / sd),
+            AnalyticKind::LogEi { best_f } => sd.ln() + log_h((mean - best_f) / sd),
+            AnalyticKind::Pi { best_f } => norm_cdf((mean - best_f) / sd),
+            AnalyticKind::Ucb { beta } => mean + beta.max(0.0).sqrt() * sd,
+        }
+    }
+
     /// Value and partial derivatives `(a, ∂a/∂μ, ∂a/∂σ²)` at moments `(μ, σ²)`.
     pub fn on_moments(self, mean: f64, var: f64) -> (f64, f64, f64) {
         let floored = var < VAR_FLOOR;
@@ -105,7 +117,7 @@ impl<M: Model + ?Sized> Acquisition for Analytic<'_, M> {
             None => {
                 let xm = faer::Mat::from_fn(1, x.len(), |_, j| x[j]);
                 let (m, v) = self.model.predict(xm.as_ref())?;
-                Ok(self.kind.on_moments(m[0], v[0]).0)
+                Ok(self.kind.value(m[0], v[0]))
             }
             Some(g) => {
                 let (m, v, dm, dv) = self.model.predict_with_grad(x)?;
@@ -122,7 +134,7 @@ impl<M: Model + ?Sized> Acquisition for Analytic<'_, M> {
         let (m, v) = self.model.predict(xs)?;
         Ok(m.iter()
             .zip(&v)
-            .map(|(m, v)| self.kind.on_moments(*m, *v).0)
+            .map(|(m, v)| self.kind.value(*m, *v))
             .collect())
     }
 }
@@ -153,6 +165,30 @@ mod tests {
                     Tol::ScaledByAnalytic(1e-6),
                     &what,
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn value_alone_is_the_value_of_on_moments() {
+        for kind in [
+            AnalyticKind::Ei { best_f: 0.3 },
+            AnalyticKind::LogEi { best_f: 0.3 },
+            AnalyticKind::LogEi { best_f: 40.0 },
+            AnalyticKind::Pi { best_f: 0.3 },
+            AnalyticKind::Ucb { beta: 2.0 },
+            AnalyticKind::Ucb { beta: -1.0 },
+        ] {
+            for (m, v) in [
+                (0.1, 0.04),
+                (0.5, 0.2),
+                (-1.0, 0.5),
+                (0.2, 0.0),
+                (0.3, 1e-13),
+            ] {
+                let a = kind.value(m, v);
+                let b = kind.on_moments(m, v).0;
+                assert_eq!(a.to_bits(), b.to_bits(), "{kind:?} at ({m}, {v})");
             }
         }
     }

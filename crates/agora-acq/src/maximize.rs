@@ -72,7 +72,7 @@ pub fn maximize_box(
     }
     let raw = agora_math::design::sobol(opts.raw_samples, d, seed)?;
     let xs = Mat::from_fn(raw.len(), d, |i, j| raw[i][j]);
-    let vals = acq.values(xs.as_ref())?;
+    let vals = score_raw(acq, xs.as_ref())?;
     let mut order: Vec<usize> = (0..raw.len()).filter(|&i| vals[i].is_finite()).collect();
     if order.is_empty() {
         return Err(Error::Numerical(
@@ -133,6 +133,29 @@ pub fn maximize_box(
         best_v = -m.f;
     }
     Ok((best_x, best_v))
+}
+
+/// `acq.values` over the raw samples, in blocks of 256 rows scored in parallel (each
+/// value depends on its own row only).
+fn score_raw(acq: &dyn Acquisition, xs: MatRef<'_, f64>) -> Result<Vec<f64>> {
+    const BLOCK: usize = 256;
+    let n = xs.nrows();
+    if n <= BLOCK {
+        return acq.values(xs);
+    }
+    let blocks: Vec<(usize, usize)> = (0..n)
+        .step_by(BLOCK)
+        .map(|s| (s, (s + BLOCK).min(n) - s))
+        .collect();
+    let scored: Vec<Result<Vec<f64>>> = blocks
+        .par_iter()
+        .map(|&(s, len)| acq.values(xs.subrows(s, len)))
+        .collect();
+    let mut out = Vec::with_capacity(n);
+    for v in scored {
+        out.extend(v?);
+    }
+    Ok(out)
 }
 
 /// Projected Adam from `x0` on `[0, 1]^d`; returns the best point seen and its value.

@@ -6,7 +6,7 @@
 //! standardization, RBF ARD without output scale, LogNormal lengthscale and noise priors,
 //! constant mean; docs/anchors/RESULTS.md §1), so results are comparable.
 
-use crate::kernel::{Kernel, ParamKind, Scale, Stationary, StationaryKind};
+use crate::kernel::{GramScratch, Kernel, ParamKind, Scale, Stationary, StationaryKind};
 use crate::mll::{LN_2PI, log_marginal_likelihood_parts};
 use crate::prior::Prior;
 use agora_core::{Error, Result};
@@ -286,10 +286,11 @@ impl Objective<'_> {
         let mut kernel = self.kernel.box_clone();
         kernel.set_params(&kp)?;
         let n = self.ys.len();
-        let k = kernel.gram(self.x);
+        let mut scratch = GramScratch::default();
+        let k = kernel.gram_scratch(self.x, &mut scratch);
         let r: Vec<f64> = self.ys.iter().map(|y| y - mean).collect();
         let (mll, alpha, w) = log_marginal_likelihood_parts(k.as_ref(), noise, &r)?;
-        let gk = kernel.grad_contract_with_gram(self.x, w.as_ref(), k.as_ref());
+        let gk = kernel.grad_contract_scratch(self.x, w.as_ref(), k.as_ref(), 1.0, &scratch);
         let trace_w: f64 = (0..n).map(|i| w[(i, i)]).sum();
         let mut lp = 0.0;
         let nk = self.kinds.len();
@@ -473,9 +474,16 @@ impl ExactGp {
             starts.push(clamp(v));
         }
         let f = |v: &[f64], g: &mut [f64]| obj.eval(v, g);
-        let mut g0 = vec![0.0; starts[0].len()];
-        let initial_loss = obj.eval(&starts[0], &mut g0).unwrap_or(f64::NAN);
         let minima = optim::multistart(&f, &starts, &bounds, cfg.optimizer)?;
+        // The first start's first evaluation is the initial loss (evaluated again only
+        // if that start was dropped or began elsewhere).
+        let initial_loss = match minima.first() {
+            Some(m) if minima.len() == starts.len() && !m.f_start.is_nan() => m.f_start,
+            _ => {
+                let mut g0 = vec![0.0; starts[0].len()];
+                obj.eval(&starts[0], &mut g0).unwrap_or(f64::NAN)
+            }
+        };
         let evals = minima.iter().map(|m| m.evals).sum();
         let best =
             optim::best(&minima).ok_or_else(|| Error::Numerical("no fit succeeded".into()))?;
@@ -696,13 +704,12 @@ impl ExactGp {
             return Err(Error::dim("x", self.dim(), x.len()));
         }
         agora_core::check_finite_slice("x", x)?;
-        let xm = Mat::from_fn(1, x.len(), |_, j| x[j]);
-        let k = self.kernel.cross(self.x.as_ref(), xm.as_ref()); // n × 1
-        let kv: Vec<f64> = (0..self.n()).map(|i| k[(i, 0)]).collect();
-        let dk = self.kernel.grad_x(x, self.x.as_ref()); // n × d
+        let xm = MatRef::from_row_major_slice(x, 1, x.len());
+        // k(X, x) (n) and its input gradient (n × d).
+        let (kv, dk) = self.kernel.cross_grad_x(x, self.x.as_ref());
         let mu_s = self.mean + kv.iter().zip(&self.alpha).map(|(a, b)| a * b).sum::<f64>();
         let w = self.chol.solve_vec(&kv); // A⁻¹ k
-        let kss = self.kernel.diag(xm.as_ref())[0];
+        let kss = self.kernel.diag(xm)[0];
         let var_s = (kss - kv.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>()).max(0.0);
         let dself = self.kernel.diag_grad_x(x);
         let d = self.dim();

@@ -53,6 +53,8 @@ pub struct Minimum {
     pub iters: u64,
     /// False when the solver stopped on an error (the best point seen is still returned).
     pub clean_exit: bool,
+    /// Objective at the (box-projected) start, NaN if the solver did not evaluate it first.
+    pub f_start: f64,
 }
 
 /// One evaluation: `(x, f(x), ∇f(x))`.
@@ -63,6 +65,8 @@ struct Tracker {
     cache: RefCell<Option<Evaluation>>,
     best: RefCell<Option<(Vec<f64>, f64)>>,
     evals: RefCell<usize>,
+    // The first finite evaluation.
+    first: RefCell<Option<(Vec<f64>, f64)>>,
 }
 
 struct Problem<'a> {
@@ -102,6 +106,9 @@ impl Problem<'_> {
             return Err(EvalError(Error::Numerical(format!(
                 "objective or gradient not finite at x = {xc:?} (f = {f})"
             ))));
+        }
+        if self.t.first.borrow().is_none() {
+            *self.t.first.borrow_mut() = Some((x.to_vec(), f));
         }
         {
             let mut best = self.t.best.borrow_mut();
@@ -174,6 +181,7 @@ pub fn minimize(
         cache: RefCell::new(None),
         best: RefCell::new(None),
         evals: RefCell::new(0),
+        first: RefCell::new(None),
     };
     let problem = Problem {
         f,
@@ -185,7 +193,7 @@ pub fn minimize(
         .with_m_capacity(opts.m.max(1))
         .with_absolute_projected_gradient_tolerance(opts.pgtol)
         .with_relative_cost_reduction_tolerance(opts.ftol);
-    let run = Executor::new(problem, solver, FirstOrderState::new(x0))
+    let run = Executor::new(problem, solver, FirstOrderState::new(x0.clone()))
         .max_iter(opts.max_iter)
         .run();
     let (iters, clean_exit, err) = match run {
@@ -193,6 +201,10 @@ pub fn minimize(
         Err(e) => (0, false, Some(e.to_string())),
     };
     let evals = *tracker.evals.borrow();
+    let f_start = match tracker.first.into_inner() {
+        Some((x, f)) if x == x0 => f,
+        _ => f64::NAN,
+    };
     match tracker.best.into_inner() {
         Some((x, fx)) => Ok(Minimum {
             x,
@@ -200,6 +212,7 @@ pub fn minimize(
             evals,
             iters,
             clean_exit,
+            f_start,
         }),
         None => Err(Error::Numerical(format!(
             "L-BFGS-B could not evaluate the objective at its start: {}",
@@ -377,6 +390,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ms.len(), 3);
+        for (m, x0) in ms.iter().zip([-1.0f64, 1.0, 0.9]) {
+            assert_eq!(m.f_start, (x0 - 0.3).powi(2));
+        }
         assert!((best(&ms).unwrap().x[0] - 0.3).abs() < 1e-6);
     }
 }

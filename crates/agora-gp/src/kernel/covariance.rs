@@ -50,9 +50,49 @@ pub trait Kernel: Send + Sync + Debug {
         let _ = gram;
         self.grad_contract(x, w)
     }
+    /// [`Kernel::gram`] that also leaves in `scratch` what
+    /// [`Kernel::grad_contract_scratch`] can reuse at the same hyperparameters (for a
+    /// stationary kernel, the per-pair factors of its profile's derivative). A marginal
+    /// likelihood evaluation needs both, so it forms the shared per-pair values once. The
+    /// default leaves `scratch` untouched.
+    fn gram_scratch(&self, x: MatRef<'_, f64>, scratch: &mut GramScratch) -> Mat<f64> {
+        let _ = scratch;
+        self.gram(x)
+    }
+    /// [`Kernel::grad_contract_with_gram`] given `gram = scale · K(x, x)` (an enclosing
+    /// output scale need not be divided out into a new matrix) and the `scratch` that
+    /// [`Kernel::gram_scratch`] filled at the same hyperparameters. Same values as dividing
+    /// `gram` by `scale` and calling [`Kernel::grad_contract_with_gram`].
+    fn grad_contract_scratch(
+        &self,
+        x: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        gram: MatRef<'_, f64>,
+        scale: f64,
+        scratch: &GramScratch,
+    ) -> Vec<f64> {
+        let _ = scratch;
+        if scale == 1.0 {
+            return self.grad_contract_with_gram(x, w, gram);
+        }
+        let inner = Mat::from_fn(gram.nrows(), gram.ncols(), |i, j| gram[(i, j)] / scale);
+        self.grad_contract_with_gram(x, w, inner.as_ref())
+    }
     /// `∂k(x, b_i)/∂x_j` as an `nb × d` matrix (zeros where the kernel has no input
     /// gradient, e.g. a precomputed Gram over candidate indices).
     fn grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> Mat<f64>;
+    /// `k(b_i, x)` for every row of `b` together with [`Kernel::grad_x`]: the same values
+    /// as [`Kernel::cross`]`(b, x)` and `grad_x(x, b)`, in one pass where a kernel can
+    /// share work between them (a stationary kernel forms each distance and exponential
+    /// once).
+    fn cross_grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> (Vec<f64>, Mat<f64>) {
+        let xm = MatRef::from_row_major_slice(x, 1, x.len());
+        let k = self.cross(b, xm);
+        (
+            (0..b.nrows()).map(|i| k[(i, 0)]).collect(),
+            self.grad_x(x, b),
+        )
+    }
     /// `∂k(x, x)/∂x_j`: zero for stationary kernels, which all of agora's are.
     fn diag_grad_x(&self, x: &[f64]) -> Vec<f64> {
         vec![0.0; x.len()]
@@ -63,6 +103,17 @@ pub trait Kernel: Send + Sync + Debug {
     fn spectral(&self, _d: usize) -> Option<Spectral> {
         None
     }
+}
+
+/// Per-pair values a kernel's Gram computation leaves for its hyperparameter-gradient
+/// contraction at the same hyperparameters ([`Kernel::gram_scratch`]). Empty unless a
+/// kernel fills it; only the kernel that filled it reads it.
+#[derive(Debug, Clone, Default)]
+pub struct GramScratch {
+    /// For a stationary kernel on `n` points: `dκ/d(r²) = num · κ / den` per pair,
+    /// `n × n` column-major (see [`StationaryKind::deriv_parts`]).
+    pub(super) num: Vec<f64>,
+    pub(super) den: Vec<f64>,
 }
 
 /// The spectral description of a scaled stationary kernel (see [`Kernel::spectral`]).

@@ -19,7 +19,7 @@ mod stationary;
 mod tests;
 
 pub use combine::{Product, Sum};
-pub use covariance::{Kernel, ParamKind, Spectral, hadamard_sum};
+pub use covariance::{GramScratch, Kernel, ParamKind, Spectral, hadamard_sum};
 pub use precomputed::Precomputed;
 pub use scale::Scale;
 pub use stationary::{Stationary, StationaryKind};

@@ -1,6 +1,6 @@
 //! A learned output scale around any kernel.
 
-use super::{Kernel, ParamKind, Spectral, check_params, hadamard_sum};
+use super::{GramScratch, Kernel, ParamKind, Spectral, check_params, hadamard_sum};
 use agora_core::Result;
 use faer::{Mat, MatRef};
 
@@ -99,6 +99,42 @@ impl Kernel for Scale {
                 .map(|v| s * v),
         );
         g
+    }
+    fn gram_scratch(&self, x: MatRef<'_, f64>, scratch: &mut GramScratch) -> Mat<f64> {
+        let s = self.outputscale();
+        let mut k = self.inner.gram_scratch(x, scratch);
+        scale_in_place(&mut k, s);
+        k
+    }
+    fn grad_contract_scratch(
+        &self,
+        x: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        gram: MatRef<'_, f64>,
+        scale: f64,
+        scratch: &GramScratch,
+    ) -> Vec<f64> {
+        if scale != 1.0 {
+            let outer = Mat::from_fn(gram.nrows(), gram.ncols(), |i, j| gram[(i, j)] / scale);
+            return self.grad_contract_with_gram(x, w, outer.as_ref());
+        }
+        // As `grad_contract_with_gram`, with the inner Gram `gram / s` left to the inner kernel.
+        let s = self.outputscale();
+        let mut g = vec![hadamard_sum(w, gram)];
+        g.extend(
+            self.inner
+                .grad_contract_scratch(x, w, gram, s, scratch)
+                .into_iter()
+                .map(|v| s * v),
+        );
+        g
+    }
+    fn cross_grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> (Vec<f64>, Mat<f64>) {
+        let s = self.outputscale();
+        let (mut k, mut g) = self.inner.cross_grad_x(x, b);
+        k.iter_mut().for_each(|v| *v *= s);
+        scale_in_place(&mut g, s);
+        (k, g)
     }
     fn spectral(&self, d: usize) -> Option<Spectral> {
         self.inner.spectral(d).map(|s| Spectral {

@@ -1,7 +1,7 @@
 //! Stationary ARD kernels: RBF and the Matérn family as radial profiles of the scaled
 //! squared distance.
 
-use super::{Kernel, ParamKind, Spectral, check_params};
+use super::{GramScratch, Kernel, ParamKind, Spectral, check_params};
 use agora_core::{Error, Result};
 use faer::{Mat, MatRef};
 
@@ -74,6 +74,57 @@ impl StationaryKind {
             StationaryKind::Matern52 => {
                 let s = (5.0 * r2).sqrt();
                 -(5.0 / 6.0) * (1.0 + s) * k / (1.0 + s + 5.0 * r2 / 3.0)
+            }
+        }
+    }
+
+    /// `(κ(r²), dκ/d(r²))` with one exponential: the same values as [`StationaryKind::value`]
+    /// and [`StationaryKind::deriv`].
+    #[inline]
+    pub fn value_and_deriv(self, r2: f64) -> (f64, f64) {
+        match self {
+            StationaryKind::Rbf => {
+                let e = (-0.5 * r2).exp();
+                (e, -0.5 * e)
+            }
+            StationaryKind::Matern12 => {
+                let r = r2.sqrt();
+                let e = (-r).exp();
+                (e, if r > 0.0 { -e / (2.0 * r) } else { 0.0 })
+            }
+            StationaryKind::Matern32 => {
+                let s = (3.0 * r2).sqrt();
+                let e = (-s).exp();
+                ((1.0 + s) * e, -1.5 * e)
+            }
+            StationaryKind::Matern52 => {
+                let s = (5.0 * r2).sqrt();
+                let e = (-s).exp();
+                ((1.0 + s + 5.0 * r2 / 3.0) * e, -(5.0 / 6.0) * (1.0 + s) * e)
+            }
+        }
+    }
+
+    /// `(κ(r²), num, den)` with `num · κ / den` equal, bit for bit, to
+    /// [`StationaryKind::deriv_from_value`]`(r², κ)` for any `κ`: the parts of the
+    /// derivative that depend on `r²` alone, formed once beside the value.
+    #[inline]
+    fn value_and_deriv_parts(self, r2: f64) -> (f64, f64, f64) {
+        match self {
+            StationaryKind::Rbf => ((-0.5 * r2).exp(), -0.5, 1.0),
+            StationaryKind::Matern12 => {
+                let r = r2.sqrt();
+                let (num, den) = if r > 0.0 { (-1.0, 2.0 * r) } else { (0.0, 1.0) };
+                ((-r).exp(), num, den)
+            }
+            StationaryKind::Matern32 => {
+                let s = (3.0 * r2).sqrt();
+                ((1.0 + s) * (-s).exp(), -1.5, 1.0 + s)
+            }
+            StationaryKind::Matern52 => {
+                let s = (5.0 * r2).sqrt();
+                let t = 1.0 + s + 5.0 * r2 / 3.0;
+                (t * (-s).exp(), -(5.0 / 6.0) * (1.0 + s), t)
             }
         }
     }
@@ -208,6 +259,50 @@ impl Stationary {
         acc.iter().zip(il2).map(|(sum, l)| -2.0 * l * sum).collect()
     }
 
+    /// [`Stationary::contract`] from the derivative parts [`Kernel::gram_scratch`] left
+    /// (no distances or square roots), with the inner Gram `gram / scale` read on the fly.
+    /// Every `g_r` is formed by the same operations as there, so the sums are the same.
+    fn contract_cached(
+        &self,
+        x: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        gram: MatRef<'_, f64>,
+        scale: f64,
+        scratch: &GramScratch,
+    ) -> Vec<f64> {
+        let n = x.nrows();
+        let il2 = self.inv_l2();
+        let cols: Vec<Vec<f64>> = self
+            .active
+            .iter()
+            .map(|&j| (0..n).map(|i| x[(i, j)]).collect())
+            .collect();
+        let mut acc = vec![0.0; cols.len()];
+        let mut g = vec![0.0; n];
+        let mut wcol = vec![0.0; n];
+        let mut kcol = vec![0.0; n];
+        for c in 0..n {
+            let wc = contiguous_col(w, c, &mut wcol);
+            let kc = contiguous_col(gram, c, &mut kcol);
+            let num = &scratch.num[c * n..(c + 1) * n];
+            let den = &scratch.den[c * n..(c + 1) * n];
+            if self.kind == StationaryKind::Rbf {
+                for ((gr, wr), kr) in g.iter_mut().zip(wc).zip(kc) {
+                    *gr = -0.5 * wr * (kr / scale);
+                }
+            } else {
+                for ((((gr, wr), kr), a), b) in g.iter_mut().zip(wc).zip(kc).zip(num).zip(den) {
+                    *gr = wr * (a * (kr / scale) / b);
+                }
+            }
+            g[c] = 0.0;
+            for (t, col) in cols.iter().enumerate() {
+                acc[t] += weighted_sq_dist_sum(&g, col, col[c]);
+            }
+        }
+        acc.iter().zip(il2).map(|(sum, l)| -2.0 * l * sum).collect()
+    }
+
     /// Scaled squared distances between rows of `a` and `b`.
     fn r2(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>, symmetric: bool) -> Mat<f64> {
         let (na, nb) = (a.nrows(), b.nrows());
@@ -303,6 +398,65 @@ impl Kernel for Stationary {
             scale: 1.0,
         })
     }
+    fn gram_scratch(&self, x: MatRef<'_, f64>, scratch: &mut GramScratch) -> Mat<f64> {
+        let n = x.nrows();
+        let mut k = self.r2(x, x, true);
+        scratch.num.resize(n * n, 0.0);
+        scratch.den.resize(n * n, 0.0);
+        for c in 0..n {
+            for r in c..n {
+                let (v, a, b) = self.kind.value_and_deriv_parts(k[(r, c)]);
+                k[(r, c)] = v;
+                k[(c, r)] = v;
+                for at in [c * n + r, r * n + c] {
+                    scratch.num[at] = a;
+                    scratch.den[at] = b;
+                }
+            }
+        }
+        k
+    }
+    fn grad_contract_scratch(
+        &self,
+        x: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        gram: MatRef<'_, f64>,
+        scale: f64,
+        scratch: &GramScratch,
+    ) -> Vec<f64> {
+        let n = x.nrows();
+        if scratch.num.len() == n * n && scratch.den.len() == n * n {
+            return self.contract_cached(x, w, gram, scale, scratch);
+        }
+        if scale == 1.0 {
+            return self.contract(x, w, Some(gram));
+        }
+        let inner = Mat::from_fn(n, n, |i, j| gram[(i, j)] / scale);
+        self.contract(x, w, Some(inner.as_ref()))
+    }
+    fn cross_grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> (Vec<f64>, Mat<f64>) {
+        // As `cross(b, x)` and `grad_x(x, b)`: the same r² (squares of opposite
+        // differences), one exponential for both.
+        let nb = b.nrows();
+        let il2 = self.inv_l2();
+        let mut r2 = vec![0.0; nb];
+        for (&j, l) in self.active.iter().zip(&il2) {
+            for (i, v) in r2.iter_mut().enumerate() {
+                let d = b[(i, j)] - x[j];
+                *v += d * d * l;
+            }
+        }
+        let mut k = vec![0.0; nb];
+        let mut out = Mat::zeros(nb, x.len());
+        for (i, (ki, r2i)) in k.iter_mut().zip(&r2).enumerate() {
+            let (v, dk) = self.kind.value_and_deriv(*r2i);
+            *ki = v;
+            for (t, &j) in self.active.iter().enumerate() {
+                out[(i, j)] = dk * 2.0 * (x[j] - b[(i, j)]) * il2[t];
+            }
+        }
+        (k, out)
+    }
     fn grad_x(&self, x: &[f64], b: MatRef<'_, f64>) -> Mat<f64> {
         // ∂k(x, b_i)/∂x_j = κ'(r²) · 2 (x_j − b_ij) / l_j².
         let nb = b.nrows();
@@ -317,6 +471,19 @@ impl Kernel for Stationary {
             }
         }
         out
+    }
+}
+
+/// Column `c` of `m` as a contiguous slice (copied into `buf` unless column-major).
+fn contiguous_col<'a>(m: MatRef<'a, f64>, c: usize, buf: &'a mut [f64]) -> &'a [f64] {
+    match m.col(c).try_as_col_major() {
+        Some(col) => col.as_slice(),
+        None => {
+            for (r, v) in buf.iter_mut().enumerate() {
+                *v = m[(r, c)];
+            }
+            buf
+        }
     }
 }
 

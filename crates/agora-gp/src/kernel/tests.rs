@@ -116,3 +116,39 @@ fn gram_equals_cross_and_diag() {
     assert_eq!(p.gram(idx.as_ref())[(0, 1)], 0.5);
     assert_eq!(p.diag(idx.as_ref()), vec![1.0, 2.0]);
 }
+
+#[test]
+fn scratch_and_fused_paths_equal_the_plain_ones_bit_for_bit() {
+    // The shared-work paths must change no number: compare them with the plain methods.
+    let bits = |m: &Mat<f64>| -> Vec<u64> {
+        (0..m.ncols())
+            .flat_map(|c| (0..m.nrows()).map(move |r| m[(r, c)].to_bits()))
+            .collect()
+    };
+    let x = pts(9, 3, 5);
+    let w = {
+        let a = pts(9, 9, 6);
+        Mat::from_fn(9, 9, |i, j| a[(i, j)] + a[(j, i)] - 1.0)
+    };
+    let xq = [0.2, 0.7, 0.4];
+    for k in kernels() {
+        let mut scratch = GramScratch::default();
+        let g = k.gram_scratch(x.as_ref(), &mut scratch);
+        assert_eq!(bits(&g), bits(&k.gram(x.as_ref())), "{k:?}");
+        let want = k.grad_contract_with_gram(x.as_ref(), w.as_ref(), g.as_ref());
+        let got = k.grad_contract_scratch(x.as_ref(), w.as_ref(), g.as_ref(), 1.0, &scratch);
+        assert_eq!(want, got, "{k:?}");
+        // An outer scale of 2.5 on the Gram, divided out on the fly.
+        let g2 = Mat::from_fn(9, 9, |i, j| 2.5 * g[(i, j)]);
+        let inner = Mat::from_fn(9, 9, |i, j| g2[(i, j)] / 2.5);
+        let want = k.grad_contract_with_gram(x.as_ref(), w.as_ref(), inner.as_ref());
+        let got = k.grad_contract_scratch(x.as_ref(), w.as_ref(), g2.as_ref(), 2.5, &scratch);
+        assert_eq!(want, got, "{k:?}");
+        let (kv, dk) = k.cross_grad_x(&xq, x.as_ref());
+        let xm = Mat::from_fn(1, 3, |_, j| xq[j]);
+        let kc = k.cross(x.as_ref(), xm.as_ref());
+        let kc: Vec<f64> = (0..9).map(|i| kc[(i, 0)]).collect();
+        assert_eq!(kv, kc, "{k:?}");
+        assert_eq!(bits(&dk), bits(&k.grad_x(&xq, x.as_ref())), "{k:?}");
+    }
+}
