@@ -47,6 +47,10 @@ pub struct GpConfig {
     pub standardize: bool,
     /// Extra random starts drawn from the priors (0 = start from the init values only).
     pub restarts: usize,
+    /// With a warm start ([`ExactGp::fit_from`]), fit from it alone and fall back to the
+    /// init values only if that fit fails, as Optuna's `GPSampler` does (it starts from the
+    /// previous trial's hyperparameters); otherwise the init values are always a start too.
+    pub warm_start_only: bool,
     /// Divide the loss by n (BoTorch's convention) or not (Optuna's); this changes what
     /// the optimizer's gradient tolerance means.
     pub loss_per_point: bool,
@@ -81,6 +85,7 @@ impl GpConfig {
             learn_mean: true,
             standardize: true,
             restarts: 0,
+            warm_start_only: false,
             loss_per_point: true,
             optimizer: LbfgsbOptions::default(),
         }
@@ -111,6 +116,7 @@ impl GpConfig {
             learn_mean: false,
             standardize: true,
             restarts: 0,
+            warm_start_only: true,
             loss_per_point: false,
             optimizer: LbfgsbOptions {
                 pgtol: 1e-2,
@@ -446,6 +452,7 @@ impl ExactGp {
         if cfg.learn_mean {
             first.push(0.0);
         }
+        let first_start = first.clone();
         let mut starts = vec![clamp(first)];
         if let Some(h) = warm
             && h.kernel.len() == nk
@@ -456,6 +463,9 @@ impl ExactGp {
                 v.push(h.mean);
             }
             if v.iter().all(|x| x.is_finite()) {
+                if cfg.warm_start_only {
+                    starts.clear();
+                }
                 starts.push(clamp(v));
             }
         }
@@ -474,7 +484,17 @@ impl ExactGp {
             starts.push(clamp(v));
         }
         let f = |v: &[f64], g: &mut [f64]| obj.eval(v, g);
-        let minima = optim::multistart(&f, &starts, &bounds, cfg.optimizer)?;
+        let mut minima = optim::multistart(&f, &starts, &bounds, cfg.optimizer);
+        if cfg.warm_start_only
+            && starts.len() == 1 + cfg.restarts
+            && warm.is_some()
+            && minima.as_ref().map_or(true, |m| optim::best(m).is_none())
+        {
+            // The warm start alone failed: start from the init values as well.
+            starts.insert(0, clamp(first_start.clone()));
+            minima = optim::multistart(&f, &starts, &bounds, cfg.optimizer);
+        }
+        let minima = minima?;
         // The first start's first evaluation is the initial loss (evaluated again only
         // if that start was dropped or began elsewhere).
         let initial_loss = match minima.first() {

@@ -303,3 +303,37 @@ fn joint_vjp_matches_finite_differences() {
     );
     assert_gradient(&flat(&g), &fd, Tol::Abs(1e-6), "joint VJP");
 }
+
+#[test]
+fn optuna_preset_fits_from_the_warm_start_alone_and_reaches_the_same_optimum() {
+    // Optuna's GPSampler starts each fit from the previous trial's hyperparameters only.
+    let (x, y) = anchor_data(60);
+    let cfg = GpConfig::optuna(6);
+    assert!(cfg.warm_start_only && !GpConfig::botorch(6).warm_start_only);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+    let (cold, rep) = ExactGp::fit_from(x.clone(), &y, &cfg, None, &mut rng).unwrap();
+    assert_eq!(rep.starts, 1);
+    // Warm-started at the optimum it found: one start, and the same loss (it stays there).
+    let warm = cold.hyper();
+    let (again, rep2) = ExactGp::fit_from(x.clone(), &y, &cfg, Some(&warm), &mut rng).unwrap();
+    assert_eq!(rep2.starts, 1);
+    assert!(
+        (rep2.loss - rep.loss).abs() < 1e-6 * rep.loss.abs().max(1.0),
+        "{} vs {}",
+        rep2.loss,
+        rep.loss
+    );
+    assert!((rep2.initial_loss - rep.loss).abs() < 1e-6 * rep.loss.abs().max(1.0));
+    let (m1, _) = cold.predict(x.as_ref()).unwrap();
+    let (m2, _) = again.predict(x.as_ref()).unwrap();
+    for (a, b) in m1.iter().zip(&m2) {
+        assert!((a - b).abs() < 1e-4 * (1.0 + a.abs()), "{a} vs {b}");
+    }
+    // Without the switch, the init values are a start too.
+    let both = GpConfig {
+        warm_start_only: false,
+        ..cfg
+    };
+    let (_, rep3) = ExactGp::fit_from(x, &y, &both, Some(&warm), &mut rng).unwrap();
+    assert_eq!(rep3.starts, 2);
+}
