@@ -3,8 +3,9 @@
 //!
 //! Every operation is the one the CLI runs ([`agora_study::live::LiveStudy`]); the server
 //! adds tokens, JSON and live updates. A ballot is acknowledged (HTTP 200) only after its
-//! event is committed to the SQLite file, so a crash loses no acknowledged vote, and a
-//! restarted server replays the log to the exact same next query.
+//! event is committed to the store (a SQLite file or a PostgreSQL database), so a crash
+//! loses no acknowledged vote, and a restarted server replays the log to the exact same
+//! next query.
 //!
 //! **Tokens.** Each study has a facilitator token (everything, except writing someone
 //! else's private vote) and one token per participant (their own ballots; public
@@ -16,14 +17,16 @@
 //! **Errors** are JSON: `{"error": {"code": …, "message": …}}` with 400 (bad input: the
 //! message names the field and the allowed values), 401 (no or unknown token), 403 (token
 //! not allowed to do this), 404 (unknown study or route), 409 (the query is no longer
-//! open), 413 (body over 64 KiB) and 500 (the store failed).
+//! open), 413 (body over 64 KiB), 500 (the store failed) and 503 (the database server is
+//! unreachable: retry; the next request reconnects).
 
 pub mod bench;
 pub mod demo;
 pub mod load;
 
 use agora_study::live::{
-    Actor, Ballot, LiveStudy, Outcome, SqliteStore, Store, StoreError, StudyError, StudySpec,
+    Actor, Ballot, LiveStudy, Outcome, SqliteStore, StorageUrl, Store, StoreError, StudyError,
+    StudySpec,
 };
 use axum::Router;
 use axum::body::Bytes;
@@ -82,6 +85,14 @@ impl AppState {
     pub fn open(path: &std::path::Path, admin_token: Option<String>) -> Result<AppState, ApiError> {
         let store = SqliteStore::open(path).map_err(|e| ApiError::from(StudyError::from(e)))?;
         Ok(AppState::new(Arc::new(store), admin_token))
+    }
+
+    /// State over the store `storage` names (created if missing).
+    pub fn open_storage(
+        storage: &StorageUrl,
+        admin_token: Option<String>,
+    ) -> Result<AppState, StoreError> {
+        Ok(AppState::new(storage.open(true)?, admin_token))
     }
 
     /// The store.
@@ -264,6 +275,9 @@ impl From<StudyError> for ApiError {
             StudyError::Store(StoreError::Conflict { .. }) => {
                 ApiError::new(StatusCode::CONFLICT, "conflict", msg)
             }
+            StudyError::Store(e) if e.is_retryable() => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", msg)
+            }
             StudyError::Store(_) => ApiError::internal(msg),
         }
     }
@@ -275,7 +289,12 @@ impl IntoResponse for ApiError {
         if let Some(f) = self.field {
             body["error"]["field"] = f.into();
         }
-        (self.status, axum::Json(body)).into_response()
+        let mut r = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        r
     }
 }
 
@@ -683,4 +702,21 @@ pub async fn serve(state: AppState, addr: std::net::SocketAddr) -> std::io::Resu
             let _ = tokio::signal::ctrl_c().await;
         })
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_database_is_503_with_retry_after() {
+        let e = StudyError::Store(StoreError::Unavailable {
+            reason: "the PostgreSQL server is unavailable (connection closed)".into(),
+        });
+        let r = ApiError::from(e).into_response();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()[header::RETRY_AFTER], "1");
+        let r = ApiError::from(StudyError::Store(StoreError::Corrupt("x".into()))).into_response();
+        assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
 }

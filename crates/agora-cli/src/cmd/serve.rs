@@ -1,15 +1,16 @@
-//! `agora serve`: the HTTP API and the web page over a study file.
+//! `agora serve`: the HTTP API and the web page over a study store.
 
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 /// Arguments of `agora serve`.
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
-    /// The study file (SQLite; created if missing).
-    #[arg(long, env = "AGORA_DB", default_value = "agora.db")]
-    db: PathBuf,
+    /// Where the studies live (created if missing): a SQLite file (a path, or
+    /// sqlite:///path) or a PostgreSQL database (postgresql://user:password@host:port/database).
+    /// Default: $AGORA_STORAGE, else $AGORA_DB, else agora.db. `--db` is the same option.
+    #[arg(long = "storage", visible_alias = "db", value_name = "URL")]
+    storage: Option<String>,
     /// Address to listen on. The default is loopback only; give 0.0.0.0:8080 to let phones
     /// on the same network join (tokens then travel in clear over HTTP: use a trusted network
     /// or a TLS proxy).
@@ -34,18 +35,18 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .admin_token
         .clone()
         .unwrap_or_else(agora_study::live::new_token);
-    let state = agora_server::AppState::open(&args.db, Some(admin.clone()))
-        .map_err(|e| anyhow::anyhow!("{e}"))
-        .with_context(|| format!("opening {}", args.db.display()))?;
+    let storage = super::study::storage_url(args.storage.as_deref())?;
+    let state = agora_server::AppState::open_storage(&storage, Some(admin.clone()))
+        .with_context(|| format!("opening {storage}"))?;
     let base = format!("http://{}", args.addr);
-    println!("agora serve: {} on {base}", args.db.display());
+    println!("agora serve: {storage} on {base}");
     println!("  API description: {base}/api/openapi.json");
     println!("  admin token (create studies over HTTP): {admin}");
     if args.demo {
         use agora_server::demo::{DEMO_STUDY, demo_spec};
         let stored = match state.store().study(DEMO_STUDY) {
             Ok(s) => {
-                println!("  resuming the demo meeting `{DEMO_STUDY}` stored in this file");
+                println!("  resuming the demo meeting `{DEMO_STUDY}` stored in {storage}");
                 s
             }
             Err(_) => state

@@ -1,17 +1,18 @@
 //! Studies with people from the command line: `agora study create | list | tokens`,
 //! `agora ask`, `tell`, `status`, `best`, `export` and `plot`.
 //!
-//! Every command opens the study file, replays the study's log (exact resume) and does one
-//! operation through [`LiveStudy`], exactly as the web server does. [`run`] parses and
+//! Every command opens the store (`--storage`: a SQLite file or a PostgreSQL database),
+//! replays the study's log (exact resume) and does one operation through [`LiveStudy`],
+//! exactly as the web server does. [`run`] parses and
 //! executes a command in process, writing to any output (the argument fuzzer calls it);
 //! the binary calls [`execute`] with the arguments clap already parsed.
 
-use agora_study::live::{LiveStudy, SqliteStore, Store};
+use agora_study::live::{LiveStudy, StorageUrl, Store, StoreError};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 mod create;
@@ -23,14 +24,30 @@ mod tell;
 /// Where the studies live.
 #[derive(Args, Debug, Clone)]
 pub struct Db {
-    /// The study file (SQLite; created by `agora study create`).
-    #[arg(
-        long,
-        env = "AGORA_DB",
-        default_value = "agora.db",
-        value_name = "PATH"
-    )]
-    db: PathBuf,
+    /// Where the studies live: a SQLite file (a path, or sqlite:///path) or a PostgreSQL
+    /// database (postgresql://user:password@host:port/database). Default: $AGORA_STORAGE,
+    /// else $AGORA_DB, else agora.db. `--db` is the same option.
+    #[arg(long = "storage", visible_alias = "db", value_name = "URL")]
+    storage: Option<String>,
+}
+
+impl Db {
+    /// The storage this command names.
+    fn url(&self) -> Result<StorageUrl> {
+        storage_url(self.storage.as_deref())
+    }
+}
+
+/// The storage named by `flag` (`--storage` / `--db`), else `AGORA_STORAGE`, else
+/// `AGORA_DB`, else `agora.db`.
+pub fn storage_url(flag: Option<&str>) -> Result<StorageUrl> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let s = flag
+        .map(str::to_string)
+        .or_else(|| env("AGORA_STORAGE"))
+        .or_else(|| env("AGORA_DB"))
+        .unwrap_or_else(|| "agora.db".into());
+    Ok(StorageUrl::parse(&s)?)
 }
 
 /// The commands for studies with people.
@@ -280,11 +297,11 @@ fn dispatch(cmd: LiveCommand, out: &mut impl Write) -> Result<()> {
         } => create::create(a, out),
         LiveCommand::Study {
             cmd: StudyCommand::List { db },
-        } => create::list(&db.db, out),
+        } => create::list(&db.url()?, out),
         LiveCommand::Study {
             cmd: StudyCommand::Tokens { name, url, db },
         } => {
-            let store = open_existing(&db.db)?;
+            let store = open_existing(&db.url()?)?;
             let stored = store.study(&name)?;
             create::print_tokens(
                 out,
@@ -304,21 +321,27 @@ fn dispatch(cmd: LiveCommand, out: &mut impl Write) -> Result<()> {
     }
 }
 
-/// The store at `path`, which must exist (only `study create` makes a new file).
-fn open_existing(path: &Path) -> Result<Arc<dyn Store>> {
-    if !path.is_file() {
-        bail!(
-            "no study file at `{}`: create a study first (`agora study create NAME ...`), or \
-             point --db (or AGORA_DB) at an existing file",
-            path.display()
-        );
+/// The store `url` names, which must exist (only `study create` makes a new one).
+fn open_existing(url: &StorageUrl) -> Result<Arc<dyn Store>> {
+    match url.open(false) {
+        Ok(store) => Ok(store),
+        Err(StoreError::NotFound { .. }) => match url.sqlite_path() {
+            Some(path) => bail!(
+                "no study file at `{}`: create a study first (`agora study create NAME ...`), \
+                 or point --storage (or AGORA_STORAGE) at an existing file",
+                path.display()
+            ),
+            None => bail!(
+                "no studies in {url} (the database has no agora tables): create a study first \
+                 (`agora study create NAME ...`), or point --storage (or AGORA_STORAGE) at \
+                 another database"
+            ),
+        },
+        Err(e) => Err(e).with_context(|| format!("opening the study store `{url}`")),
     }
-    let store = SqliteStore::open(path)
-        .with_context(|| format!("opening the study file `{}`", path.display()))?;
-    Ok(Arc::new(store))
 }
 
 fn open_study(db: &Db, name: &str) -> Result<LiveStudy> {
-    let store = open_existing(&db.db)?;
+    let store = open_existing(&db.url()?)?;
     Ok(LiveStudy::open(store, name)?)
 }

@@ -1,6 +1,7 @@
-//! Studies with real people: a durable event log per study ([`store`]), the study's fixed
-//! definition ([`spec`]), the operations the CLI and the server share ([`study`]), answers
-//! in the shapes people give them ([`reply`]), and the facilitator's figure ([`plot`]).
+//! Studies with real people: a durable event log per study ([`store`]: SQLite or
+//! PostgreSQL, named by a storage URL), the study's fixed definition ([`spec`]), the
+//! operations the CLI and the server share ([`study`]), answers in the shapes people give
+//! them ([`reply`]), and the facilitator's figure ([`plot`]).
 
 pub mod plot;
 pub mod reply;
@@ -13,8 +14,8 @@ pub use reply::{
 };
 pub use spec::{METHOD_NAMES, MethodSpec, StudySpec};
 pub use store::{
-    Ballot, Event, EventKind, SCHEMA_VERSION, SqliteStore, Store, StoreError, StoredStudy,
-    new_token,
+    Ballot, Event, EventKind, PostgresStore, PostgresUrl, SCHEMA_VERSION, SqliteStore, StorageUrl,
+    Store, StoreError, StoreResult, StoredStudy, new_token, open_store,
 };
 pub use study::{
     Actor, LiveStudy, OptionView, Outcome, PendingView, Recommendation, Status, StudyError,

@@ -1,16 +1,15 @@
 //! `agora study create | list | tokens`: a study's spec from flags or files, and its
 //! credentials.
 
+use super::CreateArgs;
 use super::show::print_pending;
-use super::{CreateArgs, open_existing};
 use agora_core::{Error, Param, Space};
 use agora_study::live::{
-    Actor, EventKind, LiveStudy, MethodSpec, SqliteStore, Store, StudySpec, iso_utc,
+    Actor, EventKind, LiveStudy, MethodSpec, StorageUrl, StoreError, StudySpec, iso_utc,
 };
 use anyhow::{Context, Result, bail};
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 pub(super) fn create(a: CreateArgs, out: &mut impl Write) -> Result<()> {
     let spec = match &a.spec {
@@ -36,27 +35,30 @@ pub(super) fn create(a: CreateArgs, out: &mut impl Write) -> Result<()> {
             }
         }
     };
-    // Check everything before the file is touched: a bad spec leaves no trace.
+    // Check everything before the store is touched: a bad spec leaves no trace.
     spec.validate()?;
-    if let Some(dir) = a.db.db.parent().filter(|d| !d.as_os_str().is_empty())
+    let url = a.db.url()?;
+    if let Some(dir) = url
+        .sqlite_path()
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
         && !dir.is_dir()
     {
         bail!(
-            "invalid `db`: the folder `{}` does not exist",
+            "invalid `storage`: the folder `{}` does not exist",
             dir.display()
         );
     }
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&a.db.db)
-            .with_context(|| format!("opening the study file `{}`", a.db.db.display()))?,
-    );
+    let store = url
+        .open(true)
+        .with_context(|| format!("opening the study store `{url}`"))?;
     let study = LiveStudy::create(store, spec)?;
     let spec = study.spec();
     writeln!(
         out,
         "created study `{}` in {}: method {} ({}), seed {}",
         spec.name,
-        a.db.db.display(),
+        url,
         spec.method.name(),
         study.strategy().name(),
         spec.seed
@@ -85,15 +87,20 @@ pub(super) fn create(a: CreateArgs, out: &mut impl Write) -> Result<()> {
     }
 }
 
-pub(super) fn list(path: &Path, out: &mut impl Write) -> Result<()> {
-    if !path.is_file() {
-        writeln!(out, "no studies yet: `{}` does not exist", path.display())?;
-        return Ok(());
-    }
-    let store = open_existing(path)?;
+pub(super) fn list(url: &StorageUrl, out: &mut impl Write) -> Result<()> {
+    let store = match url.open(false) {
+        Err(StoreError::NotFound { .. }) => {
+            match url.sqlite_path() {
+                Some(path) => writeln!(out, "no studies yet: `{}` does not exist", path.display())?,
+                None => writeln!(out, "no studies yet in {url}")?,
+            }
+            return Ok(());
+        }
+        r => r.with_context(|| format!("opening the study store `{url}`"))?,
+    };
     let names = store.list()?;
     if names.is_empty() {
-        writeln!(out, "no studies yet in `{}`", path.display())?;
+        writeln!(out, "no studies yet in `{url}`")?;
     }
     for name in names {
         let s = store.study(&name)?;
