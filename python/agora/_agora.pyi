@@ -294,8 +294,8 @@ def create_study(
     storage: str = "agora.db",
     **knobs: Any,
 ) -> Study:
-    """Create a study on `storage` (a file path or `sqlite:///path`; created if missing) and
-    compute its first query. `method` is a study method (`bo`, `pairs`, `group-pairs`,
+    """Create a study on `storage` (a file path, `sqlite:///path` or
+    `postgresql://user:pass@host:port/db`; created if missing) and compute its first query. `method` is a study method (`bo`, `pairs`, `group-pairs`,
     `social`, `social-ratings`, `hpbo`, `boap`) or a registry name with one (`gp-ei`,
     `pbo-bald`, ...); `knobs` are its settings. Nothing is stored if any check fails."""
 

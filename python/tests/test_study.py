@@ -6,6 +6,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
+import uuid
 
 import pytest
 
@@ -241,3 +244,38 @@ def test_cli_ballots_reach_python(db, cli: Cli):
     view = cli.json("ask", "grp", "--json")
     pending_matches(view, st.ask())
     assert view["voted"] == []
+
+
+def _postgres_url() -> str:
+    url = os.environ.get("AGORA_TEST_POSTGRES")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but AGORA_TEST_POSTGRES is not: .ci/run starts PostgreSQL")
+        pytest.skip("skipped: set AGORA_TEST_POSTGRES (eval \"$(bash tools/postgres start)\")")
+    return url
+
+
+def test_a_python_study_on_postgresql_opens_in_the_cli_and_back(agora_bin):
+    url = _postgres_url()
+    name = "py-pg-" + uuid.uuid4().hex[:12]
+    space = agora.Space([agora.real("x", 0, 1), agora.real("y", 0, 1)])
+    st = agora.create_study(name, method="pairs", space=space, participants=["ann"], seed=2, storage=url)
+    assert st.tell(winner="A") == "answered"
+    env = {k: v for k, v in os.environ.items() if k not in ("AGORA_DB", "AGORA_STORAGE")}
+
+    def cli(*args: str) -> str:
+        r = subprocess.run([str(agora_bin), *args, "--storage", url], capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    assert json.loads(cli("status", name, "--json")) == st.status()
+    cli("tell", name, "--winner", "B")
+    again = agora.load_study(name, storage=url)
+    assert again.status()["answered"] == 2
+    assert name in agora.study_names(storage=url)
+    assert cli("export", name, "--format", "csv") == again.export("csv")
+    # The password never shows in an error.
+    bad = url.replace("://", "://nobody:secret-pw@", 1) if "@" not in url else url.split("@")[0].rsplit(":", 1)[0] + ":wrong-secret@" + url.split("@", 1)[1]
+    with pytest.raises(Exception) as e:
+        agora.load_study(name, storage=bad)
+    assert "secret" not in str(e.value)

@@ -6,7 +6,9 @@
 use agora_core::Error;
 use agora_study::live::{StoreError, StudyError};
 use pyo3::PyErr;
-use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyConnectionError, PyFileNotFoundError, PyKeyError, PyRuntimeError, PyValueError,
+};
 
 /// The Python exception for an agora error.
 pub fn py_err(e: Error) -> PyErr {
@@ -29,6 +31,15 @@ pub fn study_err(e: StudyError) -> PyErr {
         StudyError::Store(StoreError::Exists(..)) | StudyError::NotPending(..) => {
             PyValueError::new_err(e.to_string())
         }
+        StudyError::Store(StoreError::InvalidStorage { .. }) => {
+            PyValueError::new_err(e.to_string())
+        }
+        StudyError::Store(StoreError::NotFound { .. }) => PyFileNotFoundError::new_err(format!(
+            "{e}: create a study first (agora.create_study or `agora study create`), or point \
+             `storage` at an existing store"
+        )),
+        // Retryable: the database is out of reach for now.
+        StudyError::Store(ref s) if s.is_retryable() => PyConnectionError::new_err(e.to_string()),
         other => PyRuntimeError::new_err(other.to_string()),
     }
 }

@@ -9,51 +9,31 @@ use crate::query::Query;
 use crate::reply::{labels_of, reply_of};
 use crate::space::Space;
 use agora_study::live::{
-    Actor, EventKind, LiveStudy, MethodSpec, Names, Outcome, ReplyContext, SqliteStore, Store,
+    Actor, EventKind, LiveStudy, MethodSpec, Names, Outcome, ReplyContext, StorageUrl, Store,
     StudySpec, Submission, iso_utc, submission,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// The SQLite file a storage string names: a plain path, or `sqlite:///relative/path` /
-/// `sqlite:////absolute/path` (SQLAlchemy's spelling, as Optuna's storages use).
-pub fn storage_path(storage: &str) -> PyResult<PathBuf> {
-    if let Some(rest) = storage.strip_prefix("sqlite:///") {
-        if rest.is_empty() {
-            return Err(invalid("storage", "sqlite:/// needs a file path after it"));
-        }
-        return Ok(PathBuf::from(rest));
-    }
-    if storage.contains("://") {
-        let scheme = storage.split("://").next().unwrap_or_default();
+/// The store a storage string names (as `--storage` does in the CLI): a file path or
+/// `sqlite:///path` (SQLite), or `postgresql://user:pass@host:port/db` (PostgreSQL).
+/// `create`: make a missing store (SQLite: the file; its folder must exist).
+fn open_store(storage: &str, create: bool) -> PyResult<Arc<dyn Store>> {
+    let url = StorageUrl::parse(storage).map_err(store_err)?;
+    if create
+        && let Some(dir) = url
+            .sqlite_path()
+            .and_then(|p| p.parent())
+            .filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
         return Err(invalid(
             "storage",
-            format!(
-                "`{scheme}://` storage is not supported by this build; give a file path or \
-                 sqlite:///path"
-            ),
+            format!("the folder `{}` does not exist", dir.display()),
         ));
     }
-    if storage.is_empty() {
-        return Err(invalid(
-            "storage",
-            "give a file path (e.g. agora.db) or sqlite:///path",
-        ));
-    }
-    Ok(PathBuf::from(storage))
-}
-
-fn open_store(path: &Path, must_exist: bool) -> PyResult<Arc<dyn Store>> {
-    if must_exist && !path.is_file() {
-        return Err(pyo3::exceptions::PyFileNotFoundError::new_err(format!(
-            "no study file at `{}`: create a study first (agora.create_study or `agora study \
-             create`)",
-            path.display()
-        )));
-    }
-    Ok(Arc::new(SqliteStore::open(path).map_err(store_err)?))
+    url.open(create).map_err(store_err)
 }
 
 /// A study with people (or programs answering for them) on a store.
@@ -85,8 +65,8 @@ impl Study {
     }
 }
 
-/// Create a study on `storage` (a file path or `sqlite:///path`; created if missing) and
-/// compute its first query. `method` is a study method (`bo`, `pairs`, `group-pairs`,
+/// Create a study on `storage` (a file path, `sqlite:///path` or
+/// `postgresql://user:pass@host:port/db`; created if missing) and compute its first query. `method` is a study method (`bo`, `pairs`, `group-pairs`,
 /// `social`, `social-ratings`, `hpbo`, `boap`) or a registry name with one (`gp-ei`,
 /// `pbo-bald`, ...); `knobs` are its settings. Nothing is stored if any check fails.
 #[pyfunction]
@@ -116,19 +96,10 @@ pub fn create_study(
         seed,
         participants: participants.unwrap_or_default(),
     };
-    // Check everything before the file is touched: a bad spec leaves no trace.
+    // Check everything before the store is touched: a bad spec leaves no trace.
     py.detach(|| spec.validate())
         .map_err(crate::errors::py_err)?;
-    let path = storage_path(storage)?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
-        return Err(invalid(
-            "storage",
-            format!("the folder `{}` does not exist", dir.display()),
-        ));
-    }
-    let store = open_store(&path, false)?;
+    let store = py.detach(|| open_store(storage, true))?;
     let study = py
         .detach(|| LiveStudy::create(store, spec))
         .map_err(study_err)?;
@@ -139,7 +110,7 @@ pub fn create_study(
 #[pyfunction]
 #[pyo3(signature = (name, *, storage = "agora.db"))]
 pub fn load_study(py: Python<'_>, name: &str, storage: &str) -> PyResult<Study> {
-    let store = open_store(&storage_path(storage)?, true)?;
+    let store = py.detach(|| open_store(storage, false))?;
     let study = py
         .detach(|| LiveStudy::open(store, name))
         .map_err(study_err)?;
@@ -149,8 +120,8 @@ pub fn load_study(py: Python<'_>, name: &str, storage: &str) -> PyResult<Study> 
 /// The names of the studies on `storage`.
 #[pyfunction]
 #[pyo3(signature = (*, storage = "agora.db"))]
-pub fn study_names(storage: &str) -> PyResult<Vec<String>> {
-    let store = open_store(&storage_path(storage)?, true)?;
+pub fn study_names(py: Python<'_>, storage: &str) -> PyResult<Vec<String>> {
+    let store = py.detach(|| open_store(storage, false))?;
     store.list().map_err(store_err)
 }
 
