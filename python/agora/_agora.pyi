@@ -367,9 +367,17 @@ class GpSuggester:
     same observations in the same order: same suggestion."""
 
     def __init__(
-        self, space: Space, *, acquisition: str = "logei", beta: float = 2.0, seed: int = 0
+        self,
+        space: Space,
+        *,
+        acquisition: str = "logei",
+        beta: float = 2.0,
+        seed: int = 0,
+        raw_samples: int = 512,
+        restarts: int = 10,
     ) -> None:
-        """An engine over `space` with `acquisition` (`logei`, `ei`, `pi`, `ucb` with `beta`)."""
+        """An engine over `space` with `acquisition` (`logei`, `ei`, `pi`, `ucb` with `beta`),
+        scoring `raw_samples` Sobol points before refining the best `restarts` of them."""
     def observe(self, unit_x: _Floats, y: float) -> None:
         """Add an observation: a unit-cube point of the space and its value (finite; larger is
         better)."""

@@ -251,7 +251,10 @@ class GPSampler(BaseSampler):
     def _fresh(self, search_space: Dict[str, BaseDistribution]) -> Tuple[_Encoding, Any]:
         enc = _Encoding(search_space)
         engine = _agora.GpSuggester(
-            enc.space, acquisition=self._acquisition, beta=self._beta, seed=self._seed
+            enc.space,
+            acquisition=self._acquisition,
+            beta=self._beta,
+            seed=self._seed,
         )
         return enc, engine
 

@@ -5,8 +5,8 @@
 use crate::convert::floats;
 use crate::errors::{invalid, py_err};
 use crate::space::Space;
-use agora_methods::StandardAcq;
 use agora_methods::suggest::{GpSuggester as CoreGp, PreferenceSuggester as CorePref};
+use agora_methods::{GpBoConfig, StandardAcq};
 use pyo3::prelude::*;
 use std::sync::Mutex;
 
@@ -20,10 +20,24 @@ pub struct GpSuggester {
 
 #[pymethods]
 impl GpSuggester {
-    /// An engine over `space` with `acquisition` (`logei`, `ei`, `pi`, `ucb` with `beta`).
+    /// An engine over `space` with `acquisition` (`logei`, `ei`, `pi`, `ucb` with `beta`),
+    /// scoring `raw_samples` Sobol points before refining the best `restarts` of them.
     #[new]
-    #[pyo3(signature = (space, *, acquisition = "logei", beta = 2.0, seed = 0))]
-    fn new(space: &Space, acquisition: &str, beta: f64, seed: u64) -> PyResult<GpSuggester> {
+    #[pyo3(signature = (space, *, acquisition = "logei", beta = 2.0, seed = 0, raw_samples = 512, restarts = 10))]
+    fn new(
+        space: &Space,
+        acquisition: &str,
+        beta: f64,
+        seed: u64,
+        raw_samples: usize,
+        restarts: usize,
+    ) -> PyResult<GpSuggester> {
+        if raw_samples == 0 || restarts == 0 {
+            return Err(invalid(
+                "raw_samples",
+                "raw_samples and restarts must be at least 1",
+            ));
+        }
         let acq = match acquisition {
             "logei" => StandardAcq::LogEi,
             "ei" => StandardAcq::Ei,
@@ -36,7 +50,10 @@ impl GpSuggester {
                 ));
             }
         };
-        let inner = CoreGp::new(space.inner.clone(), acq, seed).map_err(py_err)?;
+        let mut cfg = GpBoConfig::new(acq, space.inner.dim());
+        cfg.maximizer.raw_samples = raw_samples;
+        cfg.maximizer.restarts = restarts;
+        let inner = CoreGp::with_config(space.inner.clone(), cfg, seed).map_err(py_err)?;
         Ok(GpSuggester {
             inner: Mutex::new(inner),
         })

@@ -65,8 +65,14 @@ impl GpSuggester {
     /// Errors: an invalid or non-box space (`space`, `params[i]...`); UCB with a β that is
     /// not finite and >= 0 (`beta`).
     pub fn new(space: Space, acq: StandardAcq, seed: u64) -> Result<GpSuggester> {
-        require_box(&space)?;
         let cfg = GpBoConfig::new(acq, space.dim());
+        GpSuggester::with_config(space, cfg, seed)
+    }
+
+    /// The same with every setting given (`cfg.n_init` is not used: the caller decides
+    /// when to start asking).
+    pub fn with_config(space: Space, cfg: GpBoConfig, seed: u64) -> Result<GpSuggester> {
+        require_box(&space)?;
         Ok(GpSuggester {
             step: GpStep::new(cfg, seed)?,
             h: History::new(space)?,
