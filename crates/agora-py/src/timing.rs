@@ -12,7 +12,13 @@ use std::time::Instant;
 /// `n` steps from `seed`, timed in Rust without the GIL.
 #[pyfunction]
 #[pyo3(name = "_time_loop")]
-pub fn time_loop(py: Python<'_>, method: &str, problem: &str, seed: u64, n: usize) -> PyResult<Vec<f64>> {
+pub fn time_loop(
+    py: Python<'_>,
+    method: &str,
+    problem: &str,
+    seed: u64,
+    n: usize,
+) -> PyResult<Vec<f64>> {
     let p = Problem::by_name(problem).map_err(py_err)?;
     let space = p.space.clone();
     let mut oracle = Oracle::new(p, 0.0, 0).map_err(py_err)?;
