@@ -55,6 +55,7 @@ __all__ = ["GPSampler", "PreferentialSampler", "report_tie"]
 
 _PREFERENCE_KEY = "preference:values"
 _TIE_KEY = "agora:ties:"
+_SKIP_KEY = "preference:skip_trial:"
 _ACQUISITIONS = ("logei", "ei", "pi", "ucb")
 
 
@@ -302,16 +303,20 @@ class PreferentialSampler(BaseSampler):
 
     A drop-in for ``optuna_dashboard.preferential.samplers.gp.PreferentialGPSampler``: it
     reads the preferences the dashboard (or ``study.report_preference``) stores — each a
-    pair (better trial, worse trial) — fits agora's preference GP (Laplace, probit) to the
-    trials they name, and proposes the next trial by EUBO against the current best (the
-    rated trial with the highest posterior mean), the pair the person will compare next.
+    pair (better trial, worse trial) — fits agora's preference GP (Laplace, probit,
+    Matérn-3/2 ARD with a bounded output scale) to the trials they name, and proposes the
+    next trial by EUBO against the trial the person will compare it with (of the trials the
+    dashboard shows — never reported worse, not skipped — the one with the highest
+    posterior mean), searched within half a lengthscale of that trial (a trust region).
     Categorical and integer parameters are searched on their grid; ties stored with
     :func:`report_tie` are counted and carry no preference. Trials marked skipped keep the
     comparisons they were in (as optuna-dashboard's sampler does). Before the first
-    preference, trials come from ``independent_sampler``.
+    preference, trials come from ``independent_sampler``. The design and its measurements
+    are in the module docs of the Rust engine,
+    ``crates/agora-methods/src/suggest/preference_suggester.rs``.
 
     Args:
-        kernel: Must be ``None`` (agora's preference GP has its own Matérn-5/2 ARD kernel;
+        kernel: Must be ``None`` (agora's preference GP has its own Matérn-3/2 ARD kernel;
             accepted so that code written for optuna-dashboard's sampler runs unchanged).
         noise_prior: Must be ``None`` (as ``kernel``).
         independent_sampler: Sampler before the first preference and for parameters outside
@@ -386,7 +391,13 @@ class PreferentialSampler(BaseSampler):
                 else:
                     engine.tie(index[a], index[b])
             self._cache[key] = (enc, engine, index, list(usable))
-            unit = engine.suggest()
+            shown = [n for n in _shown_with(study, trial, trials) if n in index]
+            reference = None
+            if shown:
+                # The person compares the new trial with these: EUBO against the strongest.
+                belief = engine.belief([enc.to_unit(trials[n].params) for n in shown])
+                reference = index[shown[max(range(len(shown)), key=lambda i: belief[i][0])]]
+            unit = engine.suggest(reference=reference)
         return enc.to_params(unit)
 
     def sample_independent(
@@ -434,6 +445,25 @@ def _preference_events(study: Study) -> List[Tuple[str, int, int]]:
             a, b = pair
             events.append((kind, int(a), int(b)))
     return events
+
+
+def _shown_with(study: Study, trial: FrozenTrial, trials: Dict[int, FrozenTrial]) -> List[int]:
+    """Numbers of the trials optuna-dashboard shows beside the new ``trial``: COMPLETE or
+    RUNNING, never reported worse, not skipped (``PreferentialStudy.should_generate``'s
+    rule; a skip is the study system attribute ``"preference:skip_trial:<trial_id>"``)."""
+    attrs = study._storage.get_study_system_attrs(study._study_id)
+    worse = {
+        int(pair[1]) for k, v in attrs.items() if k.startswith(_PREFERENCE_KEY) for pair in v or []
+    }
+    skipped = {k[len(_SKIP_KEY):] for k in attrs if k.startswith(_SKIP_KEY)}
+    return [
+        n
+        for n, t in trials.items()
+        if n != trial.number
+        and t.state in (TrialState.COMPLETE, TrialState.RUNNING)
+        and n not in worse
+        and str(t._trial_id) not in skipped
+    ]
 
 
 def report_tie(study: Any, a: Any, b: Any) -> None:

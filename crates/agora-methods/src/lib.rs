@@ -45,7 +45,7 @@ pub use pbo::{PairRule, Pbo, PboConfig};
 pub use sbo::{Sbo, SboConfig, SboRound, SboVariant};
 pub use sbo_gp::{SboGp, SboGpConfig, SboGpRound, SboGpVariant};
 pub use standard::{GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq};
-pub use suggest::{GpSuggester, PreferenceSuggester};
+pub use suggest::{GpSuggester, PreferenceSuggester, PreferenceSuggesterConfig};
 pub use turbo::{TrustRegionAcq, Turbo, TurboConfig};
 pub use uniform_search::UniformSearch;
 

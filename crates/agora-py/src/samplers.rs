@@ -97,7 +97,7 @@ impl GpSuggester {
 
 /// Preferential BO on comparisons told to it: `add_option(unit_x)` the options compared,
 /// `prefer(winner, loser)` / `tie(a, b)` by option index, then `suggest()` a new option
-/// (EUBO against the current best).
+/// (EUBO against the option it will be compared with, in a trust region around it).
 #[pyclass(module = "agora", name = "PreferenceSuggester")]
 pub struct PreferenceSuggester {
     inner: Mutex<CorePref>,
@@ -158,11 +158,24 @@ impl PreferenceSuggester {
         self.lock().best()
     }
 
-    /// A new option, as a unit-cube point snapped to the space's grid.
-    fn suggest(&self, py: Python<'_>) -> PyResult<Vec<f64>> {
+    /// The option a new suggestion is compared with by default: the standing option (one
+    /// that won its latest comparison) with the highest posterior mean, else `best()`
+    /// (`None` before any preference).
+    fn reference(&self) -> Option<usize> {
+        self.lock().reference()
+    }
+
+    /// A new option, as a unit-cube point snapped to the space's grid, to be compared with
+    /// option `reference` (default: `reference()`).
+    #[pyo3(signature = (reference = None))]
+    fn suggest(&self, py: Python<'_>, reference: Option<usize>) -> PyResult<Vec<f64>> {
         let g = self.lock();
         let s: &CorePref = &g;
-        py.detach(|| s.suggest()).map_err(py_err)
+        py.detach(|| match reference {
+            Some(r) => s.suggest_against(r),
+            None => s.suggest(),
+        })
+        .map_err(py_err)
     }
 
     /// The latent utility's posterior `(mean, sd)` at unit-cube points.
