@@ -393,7 +393,7 @@ class GpSuggester:
 class PreferenceSuggester:
     """Preferential BO on comparisons told to it: `add_option(unit_x)` the options compared,
     `prefer(winner, loser)` / `tie(a, b)` by option index, then `suggest()` a new option
-    (EUBO against the current best)."""
+    (EUBO against the option it will be compared with, in a trust region around it)."""
 
     def __init__(self, space: Space, *, seed: int = 0) -> None:
         """An engine over `space`, seeded by `seed`."""
@@ -413,7 +413,12 @@ class PreferenceSuggester:
     def best(self) -> int | None:
         """The index of the option with the highest posterior mean (`None` before any
         preference)."""
-    def suggest(self) -> list[float]:
-        """A new option, as a unit-cube point snapped to the space's grid."""
+    def reference(self) -> int | None:
+        """The option a new suggestion is compared with by default: the standing option (one
+        that won its latest comparison) with the highest posterior mean, else `best()`
+        (`None` before any preference)."""
+    def suggest(self, reference: int | None = None) -> list[float]:
+        """A new option, as a unit-cube point snapped to the space's grid, to be compared with
+        option `reference` (default: `reference()`)."""
     def belief(self, unit_points: _Rows) -> list[tuple[float, float]]:
         """The latent utility's posterior `(mean, sd)` at unit-cube points."""
