@@ -150,7 +150,45 @@ def _space_key(space: Dict[str, BaseDistribution]) -> str:
     )
 
 
-class GPSampler(BaseSampler):
+class _EngineSampler(BaseSampler):
+    """What both samplers share: a seed, a cache of Rust engines by (study, search space),
+    and an independent sampler for start-up trials and dynamic parameters, whose hooks they
+    forward (as Optuna's own samplers do)."""
+
+    independent_sampler: BaseSampler
+    _seed: int
+    _cache: Dict[Tuple[int, str], Any]
+
+    def reseed_rng(self) -> None:
+        self._seed = _seed_of(None)
+        self.independent_sampler.reseed_rng()
+        self._cache.clear()
+
+    def sample_independent(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        return self.independent_sampler.sample_independent(
+            study, trial, param_name, param_distribution
+        )
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        self.independent_sampler.before_trial(study, trial)
+
+    def after_trial(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        state: TrialState,
+        values: Optional[Sequence[float]],
+    ) -> None:
+        self.independent_sampler.after_trial(study, trial, state, values)
+
+
+class GPSampler(_EngineSampler):
     """Gaussian-process BO for single-objective Optuna studies, in Rust.
 
     A drop-in for :class:`optuna.samplers.GPSampler`: after ``n_startup_trials`` completed
@@ -192,7 +230,7 @@ class GPSampler(BaseSampler):
                 f"invalid `n_startup_trials`: must be a whole number >= 0, got {n_startup_trials!r}"
             )
         self._seed = _seed_of(seed)
-        self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
+        self.independent_sampler = independent_sampler or RandomSampler(seed=seed)
         self._n_startup_trials = n_startup_trials
         self._deterministic = deterministic_objective
         self._acquisition = acquisition
@@ -202,11 +240,6 @@ class GPSampler(BaseSampler):
         self._lock = threading.Lock()
         # (study id, space key) -> (encoding, engine, numbers observed, values observed)
         self._cache: Dict[Tuple[int, str], Tuple[_Encoding, Any, List[int], List[float]]] = {}
-
-    def reseed_rng(self) -> None:
-        self._seed = _seed_of(None)
-        self._independent_sampler.reseed_rng()
-        self._cache.clear()
 
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
@@ -279,26 +312,12 @@ class GPSampler(BaseSampler):
             if len(complete) >= self._n_startup_trials:
                 warnings.warn(
                     f"agora.optuna.GPSampler: parameter `{param_name}` is sampled independently "
-                    f"by {type(self._independent_sampler).__name__} (dynamic search space)"
+                    f"by {type(self.independent_sampler).__name__} (dynamic search space)"
                 )
-        return self._independent_sampler.sample_independent(
-            study, trial, param_name, param_distribution
-        )
-
-    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
-        self._independent_sampler.before_trial(study, trial)
-
-    def after_trial(
-        self,
-        study: Study,
-        trial: FrozenTrial,
-        state: TrialState,
-        values: Optional[Sequence[float]],
-    ) -> None:
-        self._independent_sampler.after_trial(study, trial, state, values)
+        return super().sample_independent(study, trial, param_name, param_distribution)
 
 
-class PreferentialSampler(BaseSampler):
+class PreferentialSampler(_EngineSampler):
     """Preferential BO for optuna-dashboard's preferential mode, in Rust.
 
     A drop-in for ``optuna_dashboard.preferential.samplers.gp.PreferentialGPSampler``: it
@@ -344,11 +363,6 @@ class PreferentialSampler(BaseSampler):
         self._search_space = IntersectionSearchSpace()
         self._lock = threading.Lock()
         self._cache: Dict[Tuple[int, str], Tuple[_Encoding, Any, Dict[int, int], list]] = {}
-
-    def reseed_rng(self) -> None:
-        self._seed = _seed_of(None)
-        self.independent_sampler.reseed_rng()
-        self._cache.clear()
 
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
@@ -399,29 +413,6 @@ class PreferentialSampler(BaseSampler):
                 reference = index[shown[max(range(len(shown)), key=lambda i: belief[i][0])]]
             unit = engine.suggest(reference=reference)
         return enc.to_params(unit)
-
-    def sample_independent(
-        self,
-        study: Study,
-        trial: FrozenTrial,
-        param_name: str,
-        param_distribution: BaseDistribution,
-    ) -> Any:
-        return self.independent_sampler.sample_independent(
-            study, trial, param_name, param_distribution
-        )
-
-    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
-        self.independent_sampler.before_trial(study, trial)
-
-    def after_trial(
-        self,
-        study: Study,
-        trial: FrozenTrial,
-        state: TrialState,
-        values: Optional[Sequence[float]],
-    ) -> None:
-        self.independent_sampler.after_trial(study, trial, state, values)
 
 
 def _preference_events(study: Study) -> List[Tuple[str, int, int]]:

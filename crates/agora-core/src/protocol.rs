@@ -196,6 +196,18 @@ impl QueryKind {
             QueryKind::Hessian { .. } => "hessian",
         }
     }
+
+    /// The options the query shows, in order (one for a rating or a Hessian).
+    pub fn points(&self) -> Vec<Point> {
+        match self {
+            QueryKind::Compare { points, .. }
+            | QueryKind::Evaluate { points }
+            | QueryKind::GroupVote { points, .. } => points.clone(),
+            QueryKind::GroupRate { point, .. } | QueryKind::Hessian { point } => {
+                vec![point.clone()]
+            }
+        }
+    }
 }
 
 impl Answer {

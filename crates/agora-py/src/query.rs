@@ -25,17 +25,6 @@ pub struct Query {
     pub(crate) roster: Arc<Vec<String>>,
 }
 
-/// The options a query shows, in order.
-pub fn points_of(q: &CoreQuery) -> Vec<Point> {
-    match &q.kind {
-        QueryKind::Compare { points, .. }
-        | QueryKind::Evaluate { points }
-        | QueryKind::GroupVote { points, .. } => points.clone(),
-        QueryKind::GroupRate { point, .. } | QueryKind::Hessian { point } => vec![point.clone()],
-        _ => Vec::new(),
-    }
-}
-
 #[pymethods]
 impl Query {
     /// The query's id (echoed by its answer).
@@ -54,7 +43,10 @@ impl Query {
     /// `{"index": i, "name": ...}` for a row of a candidate table.
     #[getter]
     fn points<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let ps = points_of(&self.inner)
+        let ps = self
+            .inner
+            .kind
+            .points()
             .iter()
             .map(|p| point_to_py(py, &self.space, p))
             .collect::<PyResult<Vec<_>>>()?;
@@ -64,7 +56,9 @@ impl Query {
     /// The options as unit-cube coordinates (candidate rows: their features).
     #[getter]
     fn unit_points(&self) -> PyResult<Vec<Vec<f64>>> {
-        points_of(&self.inner)
+        self.inner
+            .kind
+            .points()
             .iter()
             .map(|p| match p {
                 Point::Unit(u) => Ok(u.clone()),
@@ -121,7 +115,7 @@ impl Query {
     }
 
     fn __repr__(&self) -> String {
-        let n = points_of(&self.inner).len();
+        let n = self.inner.kind.points().len();
         let who = self.asked();
         let who = if who.is_empty() {
             String::new()

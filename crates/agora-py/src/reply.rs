@@ -99,7 +99,9 @@ pub fn reply_of(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<(Reply, Option<V
 /// letters A, B, ... always work).
 pub fn labels_of(q: &Query, space: &Space) -> Vec<String> {
     match space {
-        Space::Candidates { names, .. } => agora_study::live::query_points(q)
+        Space::Candidates { names, .. } => q
+            .kind
+            .points()
             .iter()
             .map(|p| match p {
                 agora_core::Point::Index(i) => names.get(*i).cloned().unwrap_or_default(),

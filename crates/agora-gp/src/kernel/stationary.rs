@@ -178,6 +178,15 @@ impl Stationary {
         self.log_ls.iter().map(|p| p.exp()).collect()
     }
 
+    /// The active input columns of `x`, each as one contiguous vector.
+    fn active_columns(&self, x: MatRef<'_, f64>) -> Vec<Vec<f64>> {
+        let n = x.nrows();
+        self.active
+            .iter()
+            .map(|&j| (0..n).map(|i| x[(i, j)]).collect())
+            .collect()
+    }
+
     fn inv_l2(&self) -> Vec<f64> {
         self.log_ls.iter().map(|p| (-2.0 * p).exp()).collect()
     }
@@ -193,11 +202,7 @@ impl Stationary {
     ) -> Vec<f64> {
         let n = x.nrows();
         let il2 = self.inv_l2();
-        let cols: Vec<Vec<f64>> = self
-            .active
-            .iter()
-            .map(|&j| (0..n).map(|i| x[(i, j)]).collect())
-            .collect();
+        let cols = self.active_columns(x);
         let mut acc = vec![0.0; cols.len()];
         let mut g = vec![0.0; n];
         let mut r2 = vec![0.0; n];
@@ -206,24 +211,8 @@ impl Stationary {
         let need_r2 = !(gram.is_some() && self.kind == StationaryKind::Rbf);
         for c in 0..n {
             // Contiguous columns when the matrices are column-major (they always are here).
-            let wc: &[f64] = match w.col(c).try_as_col_major() {
-                Some(col) => col.as_slice(),
-                None => {
-                    for (r, v) in wcol.iter_mut().enumerate() {
-                        *v = w[(r, c)];
-                    }
-                    &wcol
-                }
-            };
-            let kc: Option<&[f64]> = gram.map(|k| match k.col(c).try_as_col_major() {
-                Some(col) => col.as_slice(),
-                None => {
-                    for (r, v) in kcol.iter_mut().enumerate() {
-                        *v = k[(r, c)];
-                    }
-                    &kcol[..]
-                }
-            });
+            let wc = contiguous_col(w, c, &mut wcol);
+            let kc: Option<&[f64]> = gram.map(|k| contiguous_col(k, c, &mut kcol));
             if need_r2 {
                 r2.iter_mut().for_each(|v| *v = 0.0);
                 for (col, l) in cols.iter().zip(&il2) {
@@ -272,11 +261,7 @@ impl Stationary {
     ) -> Vec<f64> {
         let n = x.nrows();
         let il2 = self.inv_l2();
-        let cols: Vec<Vec<f64>> = self
-            .active
-            .iter()
-            .map(|&j| (0..n).map(|i| x[(i, j)]).collect())
-            .collect();
+        let cols = self.active_columns(x);
         let mut acc = vec![0.0; cols.len()];
         let mut g = vec![0.0; n];
         let mut wcol = vec![0.0; n];

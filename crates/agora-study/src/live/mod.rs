@@ -9,9 +9,7 @@ pub mod spec;
 pub mod store;
 pub mod study;
 
-pub use reply::{
-    Input, Names, Pick, Reply, ReplyContext, Submission, letter, query_points, submission,
-};
+pub use reply::{Input, Names, Pick, Reply, ReplyContext, Submission, letter, submission};
 pub use spec::{METHOD_NAMES, MethodSpec, StudySpec};
 pub use store::{
     Ballot, Event, EventKind, PostgresStore, PostgresUrl, SCHEMA_VERSION, SqliteStore, StorageUrl,

@@ -9,7 +9,7 @@
 //! the front end spells each input in its messages ([`Names`]).
 
 use super::store::Ballot;
-use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind};
+use agora_core::{Answer, AnswerKind, Error, Query, QueryKind};
 
 /// One option picked by its index, or by the text a person types.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,17 +264,6 @@ pub fn letter(i: usize) -> String {
     }
 }
 
-/// The options a query shows, in its order (one for a group rating; none for a Hessian).
-pub fn query_points(q: &Query) -> Vec<Point> {
-    match &q.kind {
-        QueryKind::Compare { points, .. }
-        | QueryKind::Evaluate { points }
-        | QueryKind::GroupVote { points, .. } => points.clone(),
-        QueryKind::GroupRate { point, .. } => vec![point.clone()],
-        _ => Vec::new(),
-    }
-}
-
 /// The option `pick` names among `n` (`None`: tie).
 fn choice(field: &str, pick: &Pick, labels: &[String], n: usize) -> Result<Option<usize>, Error> {
     let (shown, found) = match pick {
@@ -407,7 +396,7 @@ pub fn submission(
         }
         Ok(())
     };
-    let n = query_points(query).len();
+    let n = query.kind.points().len();
     let letters = (0..n).map(letter).collect::<Vec<_>>();
     let answer = |kind| -> Result<Submission, Error> {
         Ok(Submission::Answer(Answer { query_id: id, kind }))
@@ -563,7 +552,7 @@ pub fn submission(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agora_core::Channel;
+    use agora_core::{Channel, Point};
 
     fn query(kind: QueryKind) -> Query {
         Query { id: 7, kind }

@@ -5,8 +5,7 @@ use super::show::print_pending;
 use super::{TellArgs, open_study};
 use agora_core::{Error, Query};
 use agora_study::live::{
-    Actor, EventKind, LiveStudy, Names, Outcome, Pick, Reply, ReplyContext, Submission,
-    query_points, submission,
+    Actor, EventKind, LiveStudy, Names, Outcome, Pick, Reply, ReplyContext, Submission, submission,
 };
 use anyhow::{Result, bail};
 use std::collections::BTreeMap;
@@ -66,7 +65,7 @@ fn parse_reply(a: &TellArgs) -> Parsed {
 /// The submission `p` describes for query `q` of `study`; errors say which flags fit.
 fn study_submission(study: &LiveStudy, q: &Query, p: Parsed) -> Result<Submission, Error> {
     let labels: Vec<String> = study
-        .options(&query_points(q))
+        .options(&q.kind.points())
         .into_iter()
         .map(|o| o.label)
         .collect();
