@@ -130,7 +130,17 @@ fn files_without_timings(dir: &Path) -> BTreeMap<String, String> {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(&p).unwrap();
+        if p.is_dir() {
+            for (n, t) in files_without_timings(&p) {
+                out.insert(format!("{name}/{n}"), t);
+            }
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            // Binary files (PNG figures) byte for byte.
+            out.insert(name, format!("{:?}", std::fs::read(&p).unwrap()));
+            continue;
+        };
         let text = match p.extension().and_then(|x| x.to_str()) {
             Some("jsonl") => text
                 .lines()
@@ -352,6 +362,47 @@ fn a_sweep_split_over_three_workers_one_killed_reports_as_one_process() {
         single.as_secs_f64(),
         three.as_secs_f64()
     );
+}
+
+/// `agora reproduce` goes through the same runner: a suite split over two workers writes
+/// the files one process writes.
+#[test]
+fn a_reproduce_suite_split_over_two_workers_writes_the_same_files() {
+    let Some(db) = Schema::new("suite") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = |s: &str| tmp.path().join(s);
+    let args = |out: &Path| -> Vec<String> {
+        ["reproduce", "preference", "--quick", "--out", out.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let single = args(&dir("single"));
+    let (ok, so, se) = agora(&single.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok, "{so}\n{se}");
+    let want = files_without_timings(&dir("single"));
+    assert!(want.contains_key("preference/records.jsonl"), "{:?}", want.keys());
+    let mut kids: Vec<Child> = (0..2)
+        .map(|i| {
+            let mut a = args(&dir(&format!("w{i}")));
+            a.extend(
+                ["--worker", "--sweep", "pref", "--storage", &db.url, "--threads", "1"]
+                    .map(String::from),
+            );
+            spawn(&a, &dir(&format!("w{i}")))
+        })
+        .collect();
+    for (i, k) in kids.iter_mut().enumerate() {
+        let st = k.wait().unwrap();
+        let err = std::fs::read_to_string(dir(&format!("w{i}")).with_extension("err")).unwrap();
+        assert!(st.success(), "worker {i} failed:\n{err}");
+        assert_same_files(&dir(&format!("w{i}")), &want, &format!("worker {i}"));
+    }
+    let cells = db.store().cells("pref").unwrap();
+    assert_eq!(cells.len(), 4);
+    assert!(cells.iter().all(|c| c.state == CellState::Done && c.claims == 1));
 }
 
 #[test]
