@@ -374,22 +374,40 @@ fn a_reproduce_suite_split_over_two_workers_writes_the_same_files() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = |s: &str| tmp.path().join(s);
     let args = |out: &Path| -> Vec<String> {
-        ["reproduce", "preference", "--quick", "--out", out.to_str().unwrap()]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+        [
+            "reproduce",
+            "preference",
+            "--quick",
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
     };
     let single = args(&dir("single"));
     let (ok, so, se) = agora(&single.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(ok, "{so}\n{se}");
     let want = files_without_timings(&dir("single"));
-    assert!(want.contains_key("preference/records.jsonl"), "{:?}", want.keys());
+    assert!(
+        want.contains_key("preference/records.jsonl"),
+        "{:?}",
+        want.keys()
+    );
     let mut kids: Vec<Child> = (0..2)
         .map(|i| {
             let mut a = args(&dir(&format!("w{i}")));
             a.extend(
-                ["--worker", "--sweep", "pref", "--storage", &db.url, "--threads", "1"]
-                    .map(String::from),
+                [
+                    "--worker",
+                    "--sweep",
+                    "pref",
+                    "--storage",
+                    &db.url,
+                    "--threads",
+                    "1",
+                ]
+                .map(String::from),
             );
             spawn(&a, &dir(&format!("w{i}")))
         })
@@ -402,7 +420,11 @@ fn a_reproduce_suite_split_over_two_workers_writes_the_same_files() {
     }
     let cells = db.store().cells("pref").unwrap();
     assert_eq!(cells.len(), 4);
-    assert!(cells.iter().all(|c| c.state == CellState::Done && c.claims == 1));
+    assert!(
+        cells
+            .iter()
+            .all(|c| c.state == CellState::Done && c.claims == 1)
+    );
 }
 
 #[test]
@@ -441,6 +463,8 @@ fn bad_sweeps_are_refused_with_clear_errors() {
     ));
     assert!(!ok && se.contains("need a PostgreSQL storage"), "{se}");
     assert!(!db.exists(), "a SQLite file was made");
+    let (ok, _, se) = agora(&with(&small, &["--lease", "5s"]));
+    assert!(!ok && se.contains("--worker"), "{se}");
     let (ok, _, se) = agora(&with(&small, &["--worker"]));
     assert!(!ok && se.contains("--sweep"), "{se}");
     let (ok, _, se) = agora(&with(&small, &["--worker", "--sweep", "s"]));

@@ -195,6 +195,17 @@ impl SweepRun {
         let texts = self.retry(|| self.store.results(&self.name, phase))?;
         let done = texts.iter().filter(|t| t.is_some()).count() as u64;
         if done < jobs.len() as u64 || texts.len() != jobs.len() {
+            let p = self.retry(|| self.store.progress(&self.name, phase))?;
+            if let Some((cell, worker, error)) = p.failed {
+                return Err(self.error(SweepError::CellFailed {
+                    sweep: self.name.clone(),
+                    phase,
+                    label: label.into(),
+                    cell,
+                    worker,
+                    error,
+                }));
+            }
             return Err(self.error(SweepError::Incomplete {
                 sweep: self.name.clone(),
                 phase,

@@ -28,7 +28,13 @@ pub struct SweepArgs {
     /// How long a claimed run stays this worker's without news from it (renewed every
     /// third of it while it computes); a killed worker's runs go to others after this.
     /// E.g. 30s, 500ms, 2m.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "30s",
+        value_parser = parse_duration,
+        requires = "worker"
+    )]
     pub lease: Duration,
 }
 
