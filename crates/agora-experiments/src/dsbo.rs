@@ -846,7 +846,7 @@ pub fn budget(quick: bool) -> Budget {
 }
 
 /// Run the suite and write runs, plots and the report into `dir`.
-pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<()> {
+pub fn reproduce(quick: bool, dir: &std::path::Path, runner: &crate::runner::Runner) -> Result<()> {
     let b = budget(quick);
     let exps = experiments(quick)?;
     let mut jobs = Vec::new();
@@ -861,16 +861,20 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<(
     jobs.sort_by_key(|(_, m, _)| usize::from(matches!(*m, "random" | "cma-es" | "reinforce")));
     let t0 = std::time::Instant::now();
     let runs: Vec<DsboRun> =
-        crate::runner::run_parallel("dsbo", &jobs, progress, |&(ei, m, s)| {
-            run_one(&exps[ei], m, s, &b)
-        })?;
+        runner.run_parallel("dsbo", &jobs, |&(ei, m, s)| run_one(&exps[ei], m, s, &b))?;
     let t_runs = t0.elapsed().as_secs_f64();
     let (dim, t0s, functions) = if quick {
         (8, vec![1, 4, 16], 10)
     } else {
         (8, vec![1, 2, 4, 8, 16, 32, 64], 30)
     };
-    let rec = recovery(dim, 0.25, RECOVERY_SIGMA_N, &t0s, functions)?;
+    // One run of its own, so that a sweep's report computes nothing.
+    let rec = runner
+        .run_parallel("dsbo recovery", &[(dim, t0s, functions)], |(d, t0s, n)| {
+            recovery(*d, 0.25, RECOVERY_SIGMA_N, t0s, *n)
+        })?
+        .pop()
+        .unwrap_or_default();
     let wall = t0.elapsed().as_secs_f64();
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::invalid("out", format!("cannot create {}: {e}", dir.display())))?;

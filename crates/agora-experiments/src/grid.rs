@@ -192,8 +192,8 @@ pub fn run_one_with(
 }
 
 /// Run the whole grid in parallel; records come back grouped by (problem, method, seed)
-/// in grid order, whatever the thread count. `show_progress` draws a bar on a terminal.
-pub fn run_grid(spec: &RunSpec, show_progress: bool) -> Result<Vec<Record>> {
+/// in grid order, whatever the thread count (or the number of workers, in a sweep).
+pub fn run_grid(spec: &RunSpec, runner: &crate::runner::Runner) -> Result<Vec<Record>> {
     spec.validate()?;
     let mut jobs = Vec::new();
     for p in &spec.problems {
@@ -203,7 +203,7 @@ pub fn run_grid(spec: &RunSpec, show_progress: bool) -> Result<Vec<Record>> {
             }
         }
     }
-    let results = crate::runner::run_parallel("runs", &jobs, show_progress, |(m, p, s)| {
+    let results = runner.run_parallel("runs", &jobs, |(m, p, s)| {
         run_one(m, p, *s, spec.budget, spec.noise_std)
     })?;
     Ok(results.into_iter().flatten().collect())

@@ -1,6 +1,6 @@
 //! The one runner: a strategy asks, a respondent answers, the strategy is told, and the
 //! suite watches. Every simulated experiment in agora goes through [`drive`]; grids of runs
-//! go through [`run_parallel`].
+//! go through [`Runner::run_parallel`], here or as a sweep on many machines.
 //!
 //! A suite never writes its own ask/answer/tell loop: it builds a [`Strategy`] (from the
 //! method registry or directly), a [`Respondent`] (an oracle, a simulated group, person,
@@ -9,7 +9,10 @@
 
 use agora_core::{Answer, Query, Respondent, Result};
 use agora_methods::Strategy;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 /// One answered query, as the runner shows it to the observer.
@@ -90,18 +93,92 @@ where
     Ok(max_queries)
 }
 
-/// Run `job` over `jobs` in parallel (rayon) with a progress bar labelled `label` (hidden
-/// unless `progress`); results keep the jobs' order, and the first error wins.
-pub fn run_parallel<J, R, F>(label: &str, jobs: &[J], progress: bool, job: F) -> Result<Vec<R>>
-where
-    J: Sync,
-    R: Send,
-    F: Fn(&J) -> Result<R> + Sync,
-{
+/// How a command's grids are run: on this machine's threads ([`Runner::local`]), or as
+/// one worker of a sweep shared through a database ([`Runner::sweep`], see
+/// [`crate::sweep`]). Every grid of every suite goes through [`Runner::run_parallel`], so
+/// the same command runs either way and writes the same files.
+pub struct Runner {
+    progress: bool,
+    sweep: Option<crate::sweep::SweepRun>,
+    /// The number of the next grid this command runs (a sweep's phase).
+    next_phase: AtomicU32,
+}
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("progress", &self.progress)
+            .field("sweep", &self.sweep.as_ref().map(|s| s.name()))
+            .finish()
+    }
+}
+
+impl Runner {
+    /// Run every grid here, in parallel (rayon), with a progress bar when `progress`.
+    pub fn local(progress: bool) -> Runner {
+        Runner {
+            progress,
+            sweep: None,
+            next_phase: AtomicU32::new(0),
+        }
+    }
+
+    /// Run every grid as cells of `sweep` (claimed, computed and stored by this worker and
+    /// others, or only read back, as `sweep` says).
+    pub fn sweep(progress: bool, sweep: crate::sweep::SweepRun) -> Runner {
+        Runner {
+            progress,
+            sweep: Some(sweep),
+            next_phase: AtomicU32::new(0),
+        }
+    }
+
+    /// Whether progress bars are drawn.
+    pub fn progress(&self) -> bool {
+        self.progress
+    }
+
+    /// The sweep this runner works on, if any.
+    pub fn sweep_run(&self) -> Option<&crate::sweep::SweepRun> {
+        self.sweep.as_ref()
+    }
+
+    /// Run `job` over `jobs` and return the results in the jobs' order; the first error
+    /// wins. Locally the jobs run in parallel (rayon) with a progress bar labelled `label`.
+    /// In a sweep, the grid is the sweep's next phase: its jobs are cells that this worker
+    /// and others claim; every worker gets every cell's result, read back from the store
+    /// (results therefore go through JSON, which keeps every finite `f64` exactly).
+    pub fn run_parallel<J, R, F>(&self, label: &str, jobs: &[J], job: F) -> Result<Vec<R>>
+    where
+        J: Sync + std::fmt::Debug,
+        R: Send + Serialize + DeserializeOwned,
+        F: Fn(&J) -> Result<R> + Sync,
+    {
+        let phase = self.next_phase.fetch_add(1, Ordering::SeqCst);
+        let bar = progress_bar(label, jobs.len(), self.progress);
+        let out = match &self.sweep {
+            None => {
+                use rayon::prelude::*;
+                jobs.par_iter()
+                    .map(|j| {
+                        let r = job(j);
+                        bar.inc(1);
+                        r
+                    })
+                    .collect::<Result<Vec<R>>>()
+            }
+            Some(sweep) => sweep.run_phase(phase, label, jobs, &job, &bar),
+        };
+        bar.finish_and_clear();
+        out
+    }
+}
+
+/// A progress bar over `n` runs (hidden unless `show`).
+fn progress_bar(label: &str, n: usize, show: bool) -> indicatif::ProgressBar {
     use indicatif::{ProgressBar, ProgressStyle};
-    use rayon::prelude::*;
-    let bar = if progress {
-        ProgressBar::new(jobs.len() as u64)
+    let bar = if show {
+        ProgressBar::new(n as u64)
     } else {
         ProgressBar::hidden()
     };
@@ -111,16 +188,7 @@ where
         ))
         .expect("valid template"),
     );
-    let out = jobs
-        .par_iter()
-        .map(|j| {
-            let r = job(j);
-            bar.inc(1);
-            r
-        })
-        .collect::<Result<Vec<R>>>();
-    bar.finish_and_clear();
-    out
+    bar
 }
 
 #[cfg(test)]

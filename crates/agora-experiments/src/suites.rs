@@ -213,10 +213,15 @@ pub fn rebuild(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 }
 
 /// Run one suite into `out` and write its `report.md`; returns the summaries.
-pub fn run_suite(suite: &Suite, quick: bool, out: &Path, progress: bool) -> Result<Vec<Summary>> {
+pub fn run_suite(
+    suite: &Suite,
+    quick: bool,
+    out: &Path,
+    runner: &crate::runner::Runner,
+) -> Result<Vec<Summary>> {
     let spec = if quick { &suite.quick } else { &suite.full };
     let t0 = std::time::Instant::now();
-    let records = run_grid(spec, progress)?;
+    let records = run_grid(spec, runner)?;
     write_manifest(
         out,
         suite.name,
@@ -268,7 +273,7 @@ pub fn reproduce(
     name: Option<&str>,
     quick: bool,
     out: &Path,
-    progress: bool,
+    runner: &crate::runner::Runner,
 ) -> Result<Vec<(String, Vec<Summary>)>> {
     let all = suites();
     let with_hpbo = matches!(name, None | Some("hpbo"));
@@ -289,12 +294,12 @@ pub fn reproduce(
     let mut index = String::from("# agora reproduce\n\n");
     for s in chosen {
         let dir = out.join(s.name);
-        let sums = run_suite(s, quick, &dir, progress)?;
+        let sums = run_suite(s, quick, &dir, runner)?;
         let _ = writeln!(index, "- [{}]({}/report.md): {}", s.title, s.name, s.name);
         results.push((s.name.to_string(), sums));
     }
     if with_hpbo {
-        crate::hpbo::reproduce(quick, &out.join("hpbo"), progress)?;
+        crate::hpbo::reproduce(quick, &out.join("hpbo"), runner)?;
         let _ = writeln!(
             index,
             "- [Heteroscedastic preferential BO (Sinaga et al. 2024)](hpbo/report.md): hpbo"
@@ -302,7 +307,7 @@ pub fn reproduce(
         results.push(("hpbo".to_string(), Vec::new()));
     }
     if with_cbo {
-        crate::cbo::reproduce(quick, &out.join("cbo"), progress)?;
+        crate::cbo::reproduce(quick, &out.join("cbo"), runner)?;
         let _ = writeln!(
             index,
             "- [Collaborative BO with fair regret (Sim et al. 2021)](cbo/report.md): cbo"
@@ -310,12 +315,12 @@ pub fn reproduce(
         results.push(("cbo".to_string(), Vec::new()));
     }
     if with_sbo {
-        crate::sbo::reproduce(quick, &out.join("sbo"), progress)?;
+        crate::sbo::reproduce(quick, &out.join("sbo"), runner)?;
         let _ = writeln!(index, "- [Social BO (Adachi et al.)](sbo/report.md): sbo");
         results.push(("sbo".to_string(), Vec::new()));
     }
     if with_boap {
-        crate::boap::reproduce(quick, &out.join("boap"), progress, Vec::new())?;
+        crate::boap::reproduce(quick, &out.join("boap"), runner, Vec::new())?;
         let _ = writeln!(
             index,
             "- [BOAP: BO with preferences on abstract properties (Kumar A V et al. 2024)](boap/report.md): boap"
@@ -323,7 +328,7 @@ pub fn reproduce(
         results.push(("boap".to_string(), Vec::new()));
     }
     if with_dsbo {
-        crate::dsbo::reproduce(quick, &out.join("dsbo"), progress)?;
+        crate::dsbo::reproduce(quick, &out.join("dsbo"), runner)?;
         let _ = writeln!(
             index,
             "- [DSBO: dependency-structure search BO for multi-agent policies (Rajpal et al.)](dsbo/report.md): dsbo"

@@ -1,7 +1,7 @@
 //! The grid runner: reproducibility across thread counts, outputs, input errors.
 
 use agora_experiments::report::{summarize, write_outputs};
-use agora_experiments::{RunSpec, run_grid};
+use agora_experiments::{RunSpec, Runner, run_grid};
 
 fn spec() -> RunSpec {
     RunSpec {
@@ -31,8 +31,15 @@ fn same_results_whatever_the_thread_count() {
         .num_threads(3)
         .build()
         .unwrap();
-    let a = strip_time(one.install(|| run_grid(&spec(), false)).unwrap());
-    let b = strip_time(three.install(|| run_grid(&spec(), false)).unwrap());
+    let a = strip_time(
+        one.install(|| run_grid(&spec(), &Runner::local(false)))
+            .unwrap(),
+    );
+    let b = strip_time(
+        three
+            .install(|| run_grid(&spec(), &Runner::local(false)))
+            .unwrap(),
+    );
     assert_eq!(a.len(), 2 * 2 * 3 * 12);
     assert_eq!(a, b);
     // Regret is monotone non-increasing within a run and matches optimum − best f.
@@ -46,7 +53,7 @@ fn same_results_whatever_the_thread_count() {
 #[test]
 fn outputs_are_written() {
     let dir = tempfile::tempdir().unwrap();
-    let recs = run_grid(&spec(), false).unwrap();
+    let recs = run_grid(&spec(), &Runner::local(false)).unwrap();
     let sums = summarize(&recs);
     assert_eq!(sums.len(), 4);
     let files = write_outputs(dir.path(), &recs, &sums).unwrap();
@@ -72,16 +79,16 @@ fn outputs_are_written() {
 fn bad_specs_name_the_field() {
     let mut s = spec();
     s.methods = vec!["gp-magic".into()];
-    let e = run_grid(&s, false).unwrap_err().to_string();
+    let e = run_grid(&s, &Runner::local(false)).unwrap_err().to_string();
     assert!(e.contains("gp-magic") && e.contains("gp-logei"), "{e}");
     let mut s = spec();
     s.problems = vec!["moon".into()];
-    let e = run_grid(&s, false).unwrap_err().to_string();
+    let e = run_grid(&s, &Runner::local(false)).unwrap_err().to_string();
     assert!(e.contains("moon") && e.contains("branin"), "{e}");
     let mut s = spec();
     s.budget = 0;
     assert!(
-        run_grid(&s, false)
+        run_grid(&s, &Runner::local(false))
             .unwrap_err()
             .to_string()
             .contains("budget")
@@ -89,7 +96,7 @@ fn bad_specs_name_the_field() {
     let mut s = spec();
     s.noise_std = f64::NAN;
     assert!(
-        run_grid(&s, false)
+        run_grid(&s, &Runner::local(false))
             .unwrap_err()
             .to_string()
             .contains("noise")
@@ -115,7 +122,7 @@ fn report_rebuilds_a_saved_suite_without_running_it() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("standard");
-    run_suite(&suite, true, &out, false).unwrap();
+    run_suite(&suite, true, &out, &Runner::local(false)).unwrap();
     let first = std::fs::read_to_string(out.join("report.md")).unwrap();
     std::fs::remove_file(out.join("report.md")).unwrap();
     // The manifest names the registered `standard` suite, whose title differs from the tiny

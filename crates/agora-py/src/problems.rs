@@ -221,8 +221,11 @@ pub fn make_problem(
 pub fn reproduce(py: Python<'_>, suite: Option<&str>, quick: bool, out: &str) -> PyResult<String> {
     let dir = std::path::PathBuf::from(out);
     let suite_owned = suite.map(str::to_string);
-    py.detach(|| agora_experiments::suites::reproduce(suite_owned.as_deref(), quick, &dir, false))
-        .map_err(py_err)?;
+    py.detach(|| {
+        let runner = agora_experiments::Runner::local(false);
+        agora_experiments::suites::reproduce(suite_owned.as_deref(), quick, &dir, &runner)
+    })
+    .map_err(py_err)?;
     let report = match suite {
         Some(s) => dir.join(s).join("report.md"),
         None => dir.join("report.md"),

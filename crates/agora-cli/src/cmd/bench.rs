@@ -196,7 +196,11 @@ pub fn run(which: Bench, progress: bool) -> Result<()> {
                 let dir =
                     std::env::temp_dir().join(format!("agora-bench-hpbo-{}", std::process::id()));
                 let t0 = std::time::Instant::now();
-                agora_experiments::hpbo::reproduce(false, &dir, progress)?;
+                agora_experiments::hpbo::reproduce(
+                    false,
+                    &dir,
+                    &agora_experiments::Runner::local(progress),
+                )?;
                 println!(
                     "full `reproduce hpbo` suite: {:.1} s wall (records in {})",
                     t0.elapsed().as_secs_f64(),

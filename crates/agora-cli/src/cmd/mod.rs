@@ -10,6 +10,7 @@ pub mod reproduce;
 pub mod run;
 pub mod serve;
 pub mod study;
+pub mod sweep;
 
 pub(crate) fn write_json<T: serde::Serialize>(path: &Path, v: &T) -> Result<()> {
     if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -1,8 +1,11 @@
 //! `agora reproduce [SUITE] [--quick]`: the papers' experiments, and BOAP on a pool CSV.
 
+use super::sweep::SweepArgs;
+use agora_experiments::Runner;
+use agora_experiments::sweep::SweepCommand;
 use anyhow::Result;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `agora reproduce`.
 #[derive(Args, Debug)]
@@ -28,6 +31,9 @@ pub struct ReproduceArgs {
     /// Initial rows and total evaluations on the pool (the paper: 4 and 54).
     #[arg(long, requires = "pool", num_args = 2, value_names = ["INIT", "TOTAL"])]
     pub pool_budget: Option<Vec<usize>>,
+    /// Sharing the suites' runs with other workers.
+    #[command(flatten)]
+    pub sweep: SweepArgs,
 }
 
 /// Run the suite(s), or BOAP on a pool when `--pool` is given.
@@ -40,8 +46,16 @@ pub fn run(args: ReproduceArgs, progress: bool) -> Result<()> {
         objective,
         properties,
         pool_budget,
+        sweep,
     } = args;
     if let Some(path) = pool {
+        if sweep.worker {
+            return Err(agora_core::Error::invalid(
+                "pool",
+                "a pool file is local to one machine: run BOAP on a pool without --worker",
+            )
+            .into());
+        }
         if suite.as_deref() != Some("boap") {
             return Err(agora_core::Error::invalid(
                 "pool",
@@ -83,11 +97,36 @@ pub fn run(args: ReproduceArgs, progress: bool) -> Result<()> {
             .file_stem()
             .map_or("pool".into(), |s| s.to_string_lossy().to_string());
         let task = agora_experiments::boap::Task::Pool(name, Box::new(pool), init, total);
-        agora_experiments::boap::reproduce(quick, &out.join("boap"), progress, vec![task])?;
+        agora_experiments::boap::reproduce(
+            quick,
+            &out.join("boap"),
+            &Runner::local(progress),
+            vec![task],
+        )?;
         println!("report in {}/boap/report.md", out.display());
         return Ok(());
     }
-    let results = agora_experiments::suites::reproduce(suite.as_deref(), quick, &out, progress)?;
+    if let Some(name) = suite.as_deref() {
+        let names = agora_experiments::suites::suite_names();
+        if !names.contains(&name) {
+            return Err(agora_core::Error::unknown("suite", name, &names).into());
+        }
+    }
+    let runner = sweep.runner(
+        progress,
+        SweepCommand::Reproduce {
+            suite: suite.clone(),
+            quick,
+        },
+    )?;
+    write(suite.as_deref(), quick, &runner, &out)?;
+    super::sweep::done(&runner);
+    Ok(())
+}
+
+/// Run (or, in a sweep, gather) the suite(s) and write their reports under `out`.
+pub fn write(suite: Option<&str>, quick: bool, runner: &Runner, out: &Path) -> Result<()> {
+    let results = agora_experiments::suites::reproduce(suite, quick, out, runner)?;
     for (name, sums) in &results {
         if sums.is_empty() {
             println!("## {name}: see {}/{name}/report.md", out.display());

@@ -1,8 +1,12 @@
-//! `agora run`: a method × problem × seed grid on test functions.
+//! `agora run`: a method × problem × seed grid on test functions, here or as one worker of
+//! a sweep (`--worker --sweep NAME`).
 
+use super::sweep::SweepArgs;
+use agora_experiments::sweep::SweepCommand;
+use agora_experiments::{RunSpec, Runner};
 use anyhow::Result;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `agora run`.
 #[derive(Args, Debug)]
@@ -25,9 +29,12 @@ pub struct RunArgs {
     /// Output folder (records, summary, plots).
     #[arg(long, default_value = "out/run")]
     pub out: PathBuf,
+    /// Sharing the grid with other workers.
+    #[command(flatten)]
+    pub sweep: SweepArgs,
 }
 
-/// Run the grid and write records, summary and plots.
+/// Run the grid (here, or as a worker of a sweep) and write records, summary and plots.
 pub fn run(args: RunArgs, progress: bool) -> Result<()> {
     let RunArgs {
         methods,
@@ -36,17 +43,28 @@ pub fn run(args: RunArgs, progress: bool) -> Result<()> {
         budget,
         noise,
         out,
+        sweep,
     } = args;
-    let spec = agora_experiments::RunSpec {
+    let spec = RunSpec {
         methods,
         problems,
         seeds: (0..seeds).collect(),
         budget,
         noise_std: noise,
     };
-    let records = agora_experiments::run_grid(&spec, progress)?;
+    spec.validate()?;
+    let runner = sweep.runner(progress, SweepCommand::Run { spec: spec.clone() })?;
+    write(&spec, &runner, &out)?;
+    super::sweep::done(&runner);
+    Ok(())
+}
+
+/// Run (or, in a sweep, gather) the grid's runs and write records, summary and plots into
+/// `out`.
+pub fn write(spec: &RunSpec, runner: &Runner, out: &Path) -> Result<()> {
+    let records = agora_experiments::run_grid(spec, runner)?;
     let sums = agora_experiments::report::summarize(&records);
-    let files = agora_experiments::report::write_outputs(&out, &records, &sums)?;
+    let files = agora_experiments::report::write_outputs(out, &records, &sums)?;
     println!("{}", agora_experiments::report::markdown_table(&sums));
     println!("wrote {} in {}", files.join(", "), out.display());
     Ok(())

@@ -19,7 +19,7 @@ const DECIMALS: usize = 4;
 pub fn reproduce(
     quick: bool,
     dir: &Path,
-    progress: bool,
+    runner: &crate::runner::Runner,
     extra: Vec<Task>,
 ) -> Result<Vec<BoapRun>> {
     let seeds: Vec<u64> = if quick {
@@ -43,10 +43,9 @@ pub fn reproduce(
         )
     });
     let t0 = std::time::Instant::now();
-    let runs: Vec<BoapRun> =
-        crate::runner::run_parallel("boap", &all, progress, |&(ti, setting, m, s)| {
-            run_one(&task_list[ti], setting, m, s)
-        })?;
+    let runs: Vec<BoapRun> = runner.run_parallel("boap", &all, |&(ti, setting, m, s)| {
+        run_one(&task_list[ti], setting, m, s)
+    })?;
     let wall = t0.elapsed().as_secs_f64();
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::invalid("out", format!("cannot create {}: {e}", dir.display())))?;

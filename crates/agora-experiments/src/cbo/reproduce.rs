@@ -9,7 +9,7 @@ use super::task_report::{traffic_markdown, tuning_markdown, tuning50_markdown};
 use super::traffic::{TRAFFIC_SEEDS, TRAFFIC_T, run_traffic, traffic_graph, traffic_worst_case};
 use super::tuning::{TUNING_50_T, TUNING_T, run_tuning, run_tuning_n};
 use crate::report;
-use crate::runner::run_parallel;
+use crate::runner::Runner;
 use agora_core::Result;
 use std::path::Path;
 use std::time::Instant;
@@ -37,14 +37,12 @@ fn series(
 }
 
 /// Run the grid (parallel over runs) and write the report into `dir`.
-pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSummary>> {
+pub fn reproduce(quick: bool, dir: &Path, runner: &Runner) -> Result<Vec<CboSummary>> {
     let vs = variants(quick);
     let seeds: &[u64] = if quick { &SEEDS[..2] } else { &SEEDS };
     let vrefs: Vec<&CboVariant> = vs.iter().collect();
     let t0 = Instant::now();
-    let runs = run_parallel("cbo", &grid(&vrefs, seeds), progress, |(v, s)| {
-        run_one(v, *s)
-    })?;
+    let runs = runner.run_parallel("cbo", &grid(&vrefs, seeds), |(v, s)| run_one(v, *s))?;
     // Tuning: five ρ and solo GP-UCB.
     let tune_rounds = if quick { 8 } else { TUNING_T };
     let tune_variants: Vec<Option<f64>> = if quick {
@@ -52,12 +50,9 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
     } else {
         vec![Some(1.0), Some(0.8), Some(0.6), Some(0.4), Some(0.2), None]
     };
-    let tuning = run_parallel(
-        "cbo tuning",
-        &grid(&tune_variants, seeds),
-        progress,
-        |(v, s)| run_tuning(*v, *s, tune_rounds),
-    )?;
+    let tuning = runner.run_parallel("cbo tuning", &grid(&tune_variants, seeds), |(v, s)| {
+        run_tuning(*v, *s, tune_rounds)
+    })?;
     // Traffic: five ρ and solo GP-UCB (cheap: milliseconds a round).
     let traffic_rounds = if quick { 20 } else { TRAFFIC_T };
     let traffic_seeds: &[u64] = if quick {
@@ -65,19 +60,17 @@ pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<CboSumma
     } else {
         &TRAFFIC_SEEDS
     };
-    let traffic = run_parallel(
+    let traffic = runner.run_parallel(
         "cbo traffic",
         &grid(&tune_variants, traffic_seeds),
-        progress,
         |(v, s)| run_traffic(*v, *s, traffic_rounds),
     )?;
     // n = 50 tuning (ρ ≥ 0.9).
     let t50_rounds = if quick { 4 } else { TUNING_50_T };
     let t50_seeds: &[u64] = if quick { &SEEDS[..1] } else { &SEEDS };
-    let tuning50 = run_parallel(
+    let tuning50 = runner.run_parallel(
         "cbo tuning n=50",
         &grid(&[Some(1.0), Some(0.9), None], t50_seeds),
-        progress,
         |(v, s)| run_tuning_n(50, *v, *s, t50_rounds),
     )?;
     let wall = t0.elapsed().as_secs_f64();

@@ -17,10 +17,14 @@ use std::path::Path;
 const DECIMALS: usize = 3;
 
 /// `agora reproduce hpbo [--quick]` into `dir`.
-pub fn reproduce(quick: bool, dir: &Path, progress: bool) -> Result<Vec<HpboSummary>> {
+pub fn reproduce(
+    quick: bool,
+    dir: &Path,
+    runner: &crate::runner::Runner,
+) -> Result<Vec<HpboSummary>> {
     let exps = experiments(quick);
     let t0 = std::time::Instant::now();
-    let records = run_experiments(&exps, progress)?;
+    let records = run_experiments(&exps, runner)?;
     let wall = t0.elapsed().as_secs_f64();
     let sums = write_report(dir, &exps, &records, quick, wall)?;
     crate::suites::write_manifest(dir, "hpbo", quick, &[("wall", wall)])?;

@@ -236,7 +236,10 @@ pub fn run_one(
 }
 
 /// Run every experiment's grid in parallel (one job per run, results in grid order).
-pub fn run_experiments(exps: &[HpboExperiment], progress: bool) -> Result<Vec<HpboRecord>> {
+pub fn run_experiments(
+    exps: &[HpboExperiment],
+    runner: &crate::runner::Runner,
+) -> Result<Vec<HpboRecord>> {
     let mut jobs = Vec::new();
     for e in exps {
         for p in &e.problems {
@@ -247,7 +250,7 @@ pub fn run_experiments(exps: &[HpboExperiment], progress: bool) -> Result<Vec<Hp
             }
         }
     }
-    let runs = crate::runner::run_parallel("hpbo", &jobs, progress, |(e, m, p, s)| {
+    let runs = runner.run_parallel("hpbo", &jobs, |(e, m, p, s)| {
         run_one(&e.name, m, p, *s, e.iters).map_err(|err| {
             Error::Numerical(format!(
                 "experiment {}, method {}, problem {p}, seed {s}: {err}",

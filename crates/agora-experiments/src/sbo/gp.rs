@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 /// The GP variant against GP-UCB and MT-GP-UCB on every task: runs (`gp_runs.json`), plots
 /// and the report's section (returned as markdown).
 /// Run the GP variant's grid; returns its runs and wall seconds.
-pub fn run_gp(quick: bool, progress: bool) -> Result<(Vec<SboRun>, f64)> {
+pub fn run_gp(quick: bool, runner: &crate::runner::Runner) -> Result<(Vec<SboRun>, f64)> {
     let seeds = seeds(quick);
     let t_rounds = gp_rounds(quick);
     let task_list: Vec<SocialTask> = gp_tasks(quick)
@@ -32,10 +32,9 @@ pub fn run_gp(quick: bool, progress: bool) -> Result<(Vec<SboRun>, f64)> {
         }
     }
     let t0 = std::time::Instant::now();
-    let runs: Vec<SboRun> =
-        crate::runner::run_parallel("sbo-gp", &jobs, progress, |&(ti, v, s)| {
-            run_gp_one(&task_list[ti], v, s, t_rounds)
-        })?;
+    let runs: Vec<SboRun> = runner.run_parallel("sbo-gp", &jobs, |&(ti, v, s)| {
+        run_gp_one(&task_list[ti], v, s, t_rounds)
+    })?;
     Ok((runs, t0.elapsed().as_secs_f64()))
 }
 

@@ -117,7 +117,11 @@ pub(super) fn of<'r>(runs: &'r [SboRun], task: &str, method: &str) -> Vec<&'r Sb
 }
 
 /// Run every method × task × seed (parallel, progress bar) and write the report into `dir`.
-pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<Vec<SboRun>> {
+pub fn reproduce(
+    quick: bool,
+    dir: &std::path::Path,
+    runner: &crate::runner::Runner,
+) -> Result<Vec<SboRun>> {
     let seeds = seeds(quick);
     let t_rounds = rounds(quick);
     let task_list: Vec<SocialTask> = tasks(quick)
@@ -135,7 +139,7 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
     // Expensive jobs first, so the tail of the run stays parallel.
     jobs.sort_by_key(|(ti, v, _)| (usize::from(v.name() != "sbo"), task_list[*ti].agents == 2));
     let t0 = std::time::Instant::now();
-    let runs: Vec<SboRun> = crate::runner::run_parallel("sbo", &jobs, progress, |(ti, v, s)| {
+    let runs: Vec<SboRun> = runner.run_parallel("sbo", &jobs, |(ti, v, s)| {
         run_one(&task_list[*ti], v.clone(), *s, t_rounds)
     })?;
     let wall = t0.elapsed().as_secs_f64();
@@ -143,7 +147,7 @@ pub fn reproduce(quick: bool, dir: &std::path::Path, progress: bool) -> Result<V
         agora_core::Error::invalid("out", format!("cannot create {}: {e}", dir.display()))
     })?;
     crate::report::write_json(&dir.join("runs.json"), &runs)?;
-    let (gp_runs, gp_wall) = super::gp::run_gp(quick, progress)?;
+    let (gp_runs, gp_wall) = super::gp::run_gp(quick, runner)?;
     crate::report::write_json(&dir.join("gp_runs.json"), &gp_runs)?;
     crate::suites::write_manifest(dir, "sbo", quick, &[("wall", wall), ("gp_wall", gp_wall)])?;
     write_report(dir, quick, &runs, wall, &gp_runs, gp_wall)?;

@@ -218,7 +218,7 @@ pub trait Store: Send + Sync {
 }
 
 /// The schema version this build writes, on every backend: the number of migrations.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {

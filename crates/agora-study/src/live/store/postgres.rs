@@ -24,6 +24,7 @@
 //! socket or a trusted network.
 
 mod session;
+mod sweep;
 
 use self::session::{Conn, Fail, Worker, commit, read};
 use super::url::PostgresUrl;
@@ -56,6 +57,36 @@ const MIGRATIONS: &[&str] = &[
         kind TEXT NOT NULL,
         body TEXT NOT NULL,
         PRIMARY KEY (study, seq)
+    );",
+    // 2: sweeps (`crate::sweep`): grids whose cells workers on many machines claim.
+    "CREATE TABLE agora_sweeps (
+        name TEXT PRIMARY KEY,
+        command TEXT NOT NULL,
+        created_ms BIGINT NOT NULL
+    );
+    CREATE TABLE agora_sweep_phases (
+        sweep TEXT NOT NULL REFERENCES agora_sweeps(name),
+        phase INTEGER NOT NULL CHECK (phase >= 0),
+        label TEXT NOT NULL,
+        cells INTEGER NOT NULL CHECK (cells >= 0),
+        PRIMARY KEY (sweep, phase)
+    );
+    CREATE TABLE agora_sweep_cells (
+        sweep TEXT NOT NULL,
+        phase INTEGER NOT NULL,
+        cell INTEGER NOT NULL CHECK (cell >= 0),
+        fingerprint TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending'
+            CHECK (state IN ('pending', 'running', 'done', 'failed')),
+        worker TEXT,
+        lease_until BIGINT,
+        claims INTEGER NOT NULL DEFAULT 0,
+        done_by TEXT,
+        done_ms BIGINT,
+        result TEXT,
+        error TEXT,
+        PRIMARY KEY (sweep, phase, cell),
+        FOREIGN KEY (sweep, phase) REFERENCES agora_sweep_phases(sweep, phase)
     );",
 ];
 
@@ -300,8 +331,9 @@ mod tests {
     /// processes that open a new database together migrate it once.
     #[test]
     fn an_older_database_is_migrated_forward_once() {
-        static NEXT: [&str; 2] = [
+        static NEXT: [&str; 3] = [
             MIGRATIONS[0],
+            MIGRATIONS[1],
             "CREATE TABLE agora_later (x INTEGER); INSERT INTO agora_later VALUES (7);",
         ];
         let Some(mut db) = Schema::new("migrate") else {
@@ -313,13 +345,16 @@ mod tests {
                 sc.spawn(move || PostgresStore::open(&url, true).unwrap());
             }
         });
-        assert_eq!(db.count("SELECT COUNT(*) FROM agora_schema"), 1);
+        assert_eq!(
+            db.count("SELECT COUNT(*) FROM agora_schema"),
+            i64::from(SCHEMA_VERSION)
+        );
         let s = PostgresStore::open(&db.url, false).unwrap();
         s.create(&stored("a")).unwrap();
         drop(s);
         for _ in 0..2 {
             let s = PostgresStore::open_with(&db.url, false, &NEXT).unwrap();
-            assert_eq!(s.schema_version().unwrap(), 2);
+            assert_eq!(s.schema_version().unwrap(), 3);
             assert_eq!(s.list().unwrap(), ["a"]);
             assert_eq!(db.count("SELECT COUNT(*) FROM agora_later"), 1);
         }
@@ -328,8 +363,8 @@ mod tests {
             matches!(
                 e,
                 StoreError::NewerSchema {
-                    found: 2,
-                    supported: 1
+                    found: 3,
+                    supported: 2
                 }
             ),
             "{e}"
