@@ -17,17 +17,13 @@
 use crate::kernel::Kernel;
 use crate::mll::LN_2PI;
 use agora_core::{Error, Result};
-use faer::{Mat, MatRef, Side};
+use faer::{Mat, MatRef};
 
 /// Symmetric eigendecomposition with eigenvalues clamped at zero (Gram matrices are PSD up
 /// to rounding).
 fn eigh(a: MatRef<'_, f64>, field: &str) -> Result<(Mat<f64>, Vec<f64>)> {
-    let e = a
-        .self_adjoint_eigen(Side::Lower)
-        .map_err(|_| Error::Numerical(format!("{field}: eigendecomposition did not converge")))?;
-    let s = e.S().column_vector();
-    let vals = (0..a.nrows()).map(|i| s[i].max(0.0)).collect();
-    Ok((e.U().to_owned(), vals))
+    let (u, s) = agora_math::linalg::sym_eigen(a, field)?;
+    Ok((u, s.into_iter().map(|v| v.max(0.0)).collect()))
 }
 
 /// An isotopic ICM GP conditioned on data.

@@ -4,7 +4,7 @@
 //! whoever evaluates the samples (an ask/tell strategy) lives elsewhere.
 
 use crate::rng::Rng;
-use faer::{Mat, Side};
+use faer::Mat;
 use rand_distr::{Distribution, StandardNormal};
 
 /// The strategy parameters of Hansen's Table 1 for `dim` coordinates and population `λ`.
@@ -179,11 +179,10 @@ impl CmaState {
             }
         }
         self.sigma *= ((p.cs / p.damps) * (ps_norm / p.chin - 1.0)).exp();
-        let Ok(eig) = self.cov.self_adjoint_eigen(Side::Lower) else {
+        let Ok((b, s)) = crate::linalg::sym_eigen(self.cov.as_ref(), "cov") else {
             return CmaStep::Restart;
         };
-        let s = eig.S().column_vector();
-        self.b = eig.U().to_owned();
+        self.b = b;
         self.dg = (0..dim).map(|k| s[k].max(1e-300).sqrt()).collect();
         let dmax = self.dg.iter().cloned().fold(0.0, f64::max);
         let dmin = self.dg.iter().cloned().fold(f64::INFINITY, f64::min);

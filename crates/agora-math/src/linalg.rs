@@ -23,6 +23,39 @@ pub fn par_for(n: usize) -> Par {
     }
 }
 
+/// The eigendecomposition of a symmetric matrix from its lower triangle: eigenvectors as
+/// the columns of `U` and eigenvalues in nondecreasing order.
+///
+/// Always sequential: faer's own `self_adjoint_eigen` follows the global parallelism, and
+/// its blocked reduction then rounds differently with the number of rayon threads, which
+/// made CMA-ES runs depend on `--threads`. Errors are [`Error::Numerical`] naming `field`.
+pub fn sym_eigen(a: MatRef<'_, f64>, field: &str) -> Result<(Mat<f64>, Vec<f64>)> {
+    use faer::linalg::evd::{ComputeEigenvectors, self_adjoint_evd, self_adjoint_evd_scratch};
+    let n = a.nrows();
+    if a.ncols() != n {
+        return Err(Error::dim(field, n, a.ncols()));
+    }
+    let mut u = Mat::zeros(n, n);
+    let mut s = faer::diag::Diag::zeros(n);
+    let mut buf = MemBuffer::new(self_adjoint_evd_scratch::<f64>(
+        n,
+        ComputeEigenvectors::Yes,
+        Par::Seq,
+        Spec::default(),
+    ));
+    self_adjoint_evd(
+        a,
+        s.as_mut(),
+        Some(u.as_mut()),
+        Par::Seq,
+        MemStack::new(&mut buf),
+        Spec::default(),
+    )
+    .map_err(|_| Error::Numerical(format!("{field}: eigendecomposition did not converge")))?;
+    let s = s.column_vector();
+    Ok((u, (0..n).map(|i| s[i]).collect()))
+}
+
 /// How diagonal jitter escalates when a factorization fails.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct JitterPolicy {
@@ -348,6 +381,69 @@ mod tests {
                 let e = if i == j { 1.0 } else { 0.0 };
                 assert!((p[(i, j)] - e).abs() < 1e-12);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod sym_eigen_tests {
+    use super::*;
+
+    fn symmetric(n: usize, seed: u64) -> Mat<f64> {
+        use rand::RngExt;
+        let mut rng = crate::rng::stream(seed, &[0]);
+        let g = Mat::<f64>::from_fn(n, n, |_, _| rng.random::<f64>() - 0.5);
+        Mat::from_fn(n, n, |i, j| g[(i, j)] + g[(j, i)])
+    }
+
+    /// Closed form: [[2, 1], [1, 2]] has eigenvalues 1 and 3 with eigenvectors (1, ∓1)/√2.
+    #[test]
+    fn two_by_two_closed_form() {
+        let a = Mat::from_fn(2, 2, |i, j| if i == j { 2.0 } else { 1.0 });
+        let (u, s) = sym_eigen(a.as_ref(), "a").unwrap();
+        assert!(
+            (s[0] - 1.0).abs() < 1e-14 && (s[1] - 3.0).abs() < 1e-14,
+            "{s:?}"
+        );
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        assert!((u[(0, 0)].abs() - h).abs() < 1e-14);
+        assert!(
+            (u[(0, 0)] + u[(1, 0)]).abs() < 1e-14,
+            "eigenvector of 1 is (1, -1)/√2"
+        );
+        assert!(
+            (u[(0, 1)] - u[(1, 1)]).abs() < 1e-14,
+            "eigenvector of 3 is (1, 1)/√2"
+        );
+    }
+
+    /// A = U diag(s) Uᵀ with orthonormal U, and the same bits whatever rayon pool runs it.
+    #[test]
+    fn reconstructs_and_ignores_the_thread_count() {
+        for n in [5, 40, 120] {
+            let a = symmetric(n, n as u64);
+            let (u, s) = sym_eigen(a.as_ref(), "a").unwrap();
+            for i in 0..n {
+                for j in 0..n {
+                    let r: f64 = (0..n).map(|k| u[(i, k)] * s[k] * u[(j, k)]).sum();
+                    let o: f64 = (0..n).map(|k| u[(i, k)] * u[(j, k)]).sum();
+                    assert!((r - a[(i, j)]).abs() < 1e-11, "n={n} A[{i},{j}]");
+                    assert!((o - f64::from(u8::from(i == j))).abs() < 1e-12);
+                }
+            }
+            assert!(s.windows(2).all(|w| w[0] <= w[1]));
+            let on = |t: usize| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(t)
+                    .build()
+                    .unwrap();
+                pool.install(|| sym_eigen(a.as_ref(), "a").unwrap())
+            };
+            let (u1, s1) = on(1);
+            let (u4, s4) = on(4);
+            assert_eq!(s1, s4, "n={n}");
+            assert!(u1 == u4, "n={n}");
+            assert!(u1 == u && s1 == s, "n={n}");
         }
     }
 }
