@@ -29,7 +29,19 @@ fn participant_actor(study: &LiveStudy, who: &str) -> Result<Actor, Error> {
 }
 
 pub(super) fn ask(a: AskArgs, out: &mut impl Write) -> Result<()> {
-    let study = open_study(&a.db, &a.name)?;
+    let mut study = open_study(&a.db, &a.name)?;
+    if let Some(w) = &a.worker {
+        study.ask_worker(w)?;
+        let view = study.worker_view(w);
+        if a.json {
+            writeln!(out, "{}", serde_json::to_string_pretty(&view)?)?;
+            return Ok(());
+        }
+        return match view {
+            Some(v) => print_pending(out, &a.name, &v),
+            None => bail!("worker {w:?} holds no query after asking"),
+        };
+    }
     let actor = match &a.as_ {
         Some(who) => participant_actor(&study, who)?,
         None => Actor::Owner,
@@ -121,6 +133,9 @@ pub(super) fn print_pending(out: &mut impl Write, study: &str, v: &PendingView) 
         (k, _) => k.to_string(),
     };
     writeln!(out, "study `{study}`, query {}: {kind}", v.query_id)?;
+    if let Some(w) = &v.worker {
+        writeln!(out, "held by worker: {w}")?;
+    }
     if let Some(r) = &v.rater {
         writeln!(out, "asked of: {r}")?;
     }
