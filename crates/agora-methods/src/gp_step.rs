@@ -249,7 +249,11 @@ mod tests {
     }
 
     fn distance(a: &[f64], b: &[f64]) -> f64 {
-        a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt()
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).powi(2))
+            .sum::<f64>()
+            .sqrt()
     }
 
     /// The smallest distance between two of `xs`.
@@ -285,7 +289,10 @@ mod tests {
                     unit(step.maximize(&gp, &h, &[], best_f, it, key).unwrap())
                 })
                 .collect();
-            assert_eq!(plain[0], pending[0], "seed {seed}: the first ask has nothing pending");
+            assert_eq!(
+                plain[0], pending[0],
+                "seed {seed}: the first ask has nothing pending"
+            );
             let aware = closest_pair(&pending);
             let unaware = closest_pair(&plain);
             println!("seed {seed}: closest pending-aware pair {aware:.3}, plain {unaware:.2e}");
@@ -313,13 +320,22 @@ mod tests {
         let (m0, v0) = gp.predict(xs.as_ref()).unwrap();
         let (m1, v1) = b.predict(xs.as_ref()).unwrap();
         for i in 0..2 {
-            assert!((m0[i] - m1[i]).abs() <= 1e-8 * (1.0 + m0[i].abs()), "{m0:?} {m1:?}");
+            assert!(
+                (m0[i] - m1[i]).abs() <= 1e-8 * (1.0 + m0[i].abs()),
+                "{m0:?} {m1:?}"
+            );
         }
         assert_eq!(believed.len(), 1);
         assert!((believed[0] - m0[0]).abs() <= 1e-12 * (1.0 + m0[0].abs()));
         // v0·σ²/(v0 + σ²) < σ² for an observation with noise variance σ².
         let noise = gp.noise_variance();
-        assert!(v1[0] < noise && v1[0] < v0[0] / 2.0, "{v0:?} -> {v1:?}, noise {noise}");
-        assert!(v1[1] <= v0[1], "conditioning never adds variance: {v0:?} {v1:?}");
+        assert!(
+            v1[0] < noise && v1[0] < v0[0] / 2.0,
+            "{v0:?} -> {v1:?}, noise {noise}"
+        );
+        assert!(
+            v1[1] <= v0[1],
+            "conditioning never adds variance: {v0:?} {v1:?}"
+        );
     }
 }

@@ -19,8 +19,8 @@
 //! their smallest allowed value so that the model-based queries are reached.
 
 use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Respondent, Result, Space};
-use agora_methods::{PARALLEL_METHODS, Strategy};
 use agora_methods::registry::{self, Feedback, KnobKind, Method, Setup};
+use agora_methods::{PARALLEL_METHODS, Strategy};
 use agora_problems::{Oracle, Problem, TestFunction};
 use serde_json::Value;
 
@@ -349,10 +349,23 @@ fn parallel(case: &Case, recorded: &[(Query, Answer)]) {
         let q0 = s.ask().unwrap();
         match s.ask_parallel() {
             Ok(q1) => {
-                assert!(supports, "{name}: accepts ask_parallel; list it in PARALLEL_METHODS");
-                assert_ne!(q1.id, q0.id, "{name}: the second open query needs its own id");
-                assert_ne!(q1.kind, q0.kind, "{name}: the second open query repeats the first");
-                assert_eq!(s.ask().unwrap(), q0, "{name}: ask returns the oldest open query");
+                assert!(
+                    supports,
+                    "{name}: accepts ask_parallel; list it in PARALLEL_METHODS"
+                );
+                assert_ne!(
+                    q1.id, q0.id,
+                    "{name}: the second open query needs its own id"
+                );
+                assert_ne!(
+                    q1.kind, q0.kind,
+                    "{name}: the second open query repeats the first"
+                );
+                assert_eq!(
+                    s.ask().unwrap(),
+                    q0,
+                    "{name}: ask returns the oldest open query"
+                );
                 let q2 = s.ask_parallel().unwrap();
                 // Answer out of order: the newest, then the oldest, then the middle one.
                 for q in [&q2, &q0, &q1] {
@@ -364,7 +377,10 @@ fn parallel(case: &Case, recorded: &[(Query, Answer)]) {
                 asked.extend([q0, q1, q2, after]);
             }
             Err(e) => {
-                assert!(!supports, "{name}: listed in PARALLEL_METHODS but refuses: {e}");
+                assert!(
+                    !supports,
+                    "{name}: listed in PARALLEL_METHODS but refuses: {e}"
+                );
                 let own = s.name();
                 assert!(
                     matches!(&e, Error::InvalidInput { field, reason }
@@ -373,14 +389,21 @@ fn parallel(case: &Case, recorded: &[(Query, Answer)]) {
                 );
                 // Nothing changed: the run continues as recorded.
                 for (i, (q, a)) in recorded.iter().enumerate().skip(BUDGET / 2) {
-                    assert_eq!(&s.ask().unwrap(), q, "{name}: after a refused ask_parallel, ask {i}");
+                    assert_eq!(
+                        &s.ask().unwrap(),
+                        q,
+                        "{name}: after a refused ask_parallel, ask {i}"
+                    );
                     s.tell(a).unwrap();
                 }
             }
         }
         runs.push(asked);
     }
-    assert_eq!(runs[0], runs[1], "{name}: same asks and answers, different parallel queries");
+    assert_eq!(
+        runs[0], runs[1],
+        "{name}: same asks and answers, different parallel queries"
+    );
 }
 
 /// Check one method; returns its name and the seconds it took.

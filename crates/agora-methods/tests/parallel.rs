@@ -68,7 +68,11 @@ fn replay(method: &str, seed: u64, log: &[Step]) {
 fn four_workers_get_distinct_points_and_a_replay_asks_the_same_queries() {
     for method in ["gp-logei", "gp-ts", "gp-ucb"] {
         let log = asynchronous(method, 3, 4, 16);
-        assert_eq!(log, asynchronous(method, 3, 4, 16), "{method}: same seed, same run");
+        assert_eq!(
+            log,
+            asynchronous(method, 3, 4, 16),
+            "{method}: same seed, same run"
+        );
         replay(method, 3, &log);
         let asked: Vec<&Query> = log
             .iter()
@@ -78,10 +82,18 @@ fn four_workers_get_distinct_points_and_a_replay_asks_the_same_queries() {
             })
             .collect();
         let ids: Vec<u64> = asked.iter().map(|q| q.id).collect();
-        assert_eq!(ids, (0..ids.len() as u64).collect::<Vec<_>>(), "{method}: ids in order");
+        assert_eq!(
+            ids,
+            (0..ids.len() as u64).collect::<Vec<_>>(),
+            "{method}: ids in order"
+        );
         for i in 0..asked.len() {
             for j in 0..i {
-                assert_ne!(unit(asked[i]), unit(asked[j]), "{method}: point asked twice");
+                assert_ne!(
+                    unit(asked[i]),
+                    unit(asked[j]),
+                    "{method}: point asked twice"
+                );
             }
         }
     }
@@ -181,7 +193,10 @@ fn finite_sets_hand_each_worker_a_candidate_nobody_has() {
         }
         for _ in 0..4 {
             let i = index(&s.ask_parallel().unwrap());
-            assert!(!taken.contains(&i), "{method}: candidate {i} handed out again");
+            assert!(
+                !taken.contains(&i),
+                "{method}: candidate {i} handed out again"
+            );
             taken.push(i);
         }
     }

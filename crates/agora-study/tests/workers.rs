@@ -140,7 +140,11 @@ fn stores(test: &str) -> Vec<(String, Arc<dyn Store>, Box<dyn std::any::Any>)> {
         let sep = if base.contains('?') { '&' } else { '?' };
         let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
         let store = open_store(&url, true).unwrap();
-        out.push(("postgresql".into(), store, Box::new(PgSchema { base, schema })));
+        out.push((
+            "postgresql".into(),
+            store,
+            Box::new(PgSchema { base, schema }),
+        ));
     }
     out
 }
@@ -163,7 +167,11 @@ fn independent_replay(spec: &StudySpec, events: &[Event]) -> usize {
                     None => s.ask().unwrap(),
                     Some(_) => s.ask_parallel().unwrap(),
                 };
-                assert_eq!(&q, query, "event {}: the strategy asks something else", e.seq);
+                assert_eq!(
+                    &q, query,
+                    "event {}: the strategy asks something else",
+                    e.seq
+                );
                 if worker.is_none() {
                     unheld = Some(q.id);
                 }
@@ -217,7 +225,10 @@ fn the_loser_of_a_race_for_the_same_point_gets_another_one() {
         let qd = winner.lock().unwrap().clone().unwrap();
         assert_eq!((qd.id, qc.id), (12, 13), "{label}");
         let points: Vec<Vec<f64>> = [&qa, &qc, &qd].iter().map(|q| unit(q)).collect();
-        assert!(points[1] != points[2] && points[0] != points[1], "{label}: {points:?}");
+        assert!(
+            points[1] != points[2] && points[0] != points[1],
+            "{label}: {points:?}"
+        );
         let held: Vec<(String, u64)> = c.held().map(|h| (h.worker, h.query_id)).collect();
         assert_eq!(
             held,
@@ -239,7 +250,10 @@ fn the_loser_of_a_race_for_the_same_point_gets_another_one() {
             let mut e = LiveStudy::open(other, name).unwrap();
             e.ask_worker("e").unwrap();
         });
-        assert_eq!(c.tell(&Actor::Owner, measure(&qa)).unwrap(), Outcome::Answered);
+        assert_eq!(
+            c.tell(&Actor::Owner, measure(&qa)).unwrap(),
+            Outcome::Answered
+        );
         assert_eq!(
             c.tell(&Actor::Owner, measure(&qa)).unwrap(),
             Outcome::Duplicate,
@@ -248,7 +262,10 @@ fn the_loser_of_a_race_for_the_same_point_gets_another_one() {
         let fresh = LiveStudy::open(store.clone(), name).unwrap();
         let held: Vec<u64> = fresh.held().map(|h| h.query_id).collect();
         assert_eq!(held, vec![10, 12, 13, 14], "{label}");
-        assert!(fresh.pending().is_none(), "{label}: nothing asked for nobody");
+        assert!(
+            fresh.pending().is_none(),
+            "{label}: nothing asked for nobody"
+        );
         let events = store.events(name, 0).unwrap();
         assert_eq!(independent_replay(&fresh.stored().spec, &events), 15);
     }
@@ -272,14 +289,20 @@ fn four_workers_take_turns_and_the_log_replays_exactly() {
             // The oldest but one answers (not in asking order), then asks again.
             let (w, q) = out.remove(1);
             let mut s = LiveStudy::open(store.clone(), name).unwrap();
-            assert_eq!(s.tell(&Actor::Owner, measure(&q)).unwrap(), Outcome::Answered);
+            assert_eq!(
+                s.tell(&Actor::Owner, measure(&q)).unwrap(),
+                Outcome::Answered
+            );
             let next = s.ask_worker(w).unwrap();
             out.push((w, next.clone()));
             all.push(next);
         }
         for i in 0..all.len() {
             for j in 0..i {
-                assert!(all[i].id != all[j].id && unit(&all[i]) != unit(&all[j]), "{label}");
+                assert!(
+                    all[i].id != all[j].id && unit(&all[i]) != unit(&all[j]),
+                    "{label}"
+                );
             }
         }
         let fresh = LiveStudy::open(store.clone(), name).unwrap();
@@ -293,7 +316,10 @@ fn four_workers_take_turns_and_the_log_replays_exactly() {
         assert_eq!(events.len(), 1 + 24 + 20, "{label}");
         assert_eq!(independent_replay(&fresh.stored().spec, &events), 24);
         let csv = fresh.export_csv(&Actor::Owner).unwrap();
-        assert!(csv.lines().nth(2).unwrap().contains(",asked,0,w0,"), "{csv}");
+        assert!(
+            csv.lines().nth(2).unwrap().contains(",asked,0,w0,"),
+            "{csv}"
+        );
     }
 }
 
@@ -325,16 +351,25 @@ fn bad_worker_input_names_the_field_and_stores_nothing() {
     let e = s.tell(&Actor::Owner, unknown).unwrap_err();
     assert!(matches!(e, StudyError::NotPending(_)), "{e}");
     let e = e.to_string();
-    assert!(e.contains("query 42 is not open") && e.contains("0 (w), 1 (v)"), "{e}");
+    assert!(
+        e.contains("query 42 is not open") && e.contains("0 (w), 1 (v)"),
+        "{e}"
+    );
     assert_eq!(s.seq(), before_answers, "nothing stored");
     assert_eq!(before + 2, before_answers);
-    assert_eq!(s.tell(&Actor::Owner, measure(&q2)).unwrap(), Outcome::Answered);
+    assert_eq!(
+        s.tell(&Actor::Owner, measure(&q2)).unwrap(),
+        Outcome::Answered
+    );
 
     // A method that keeps one open query: the first worker takes it, the second is told.
     let mut one = LiveStudy::create(store.clone(), spec("one", "boap-ei")).unwrap();
     one.ask_worker("a").unwrap();
     let e = one.ask_worker("b").unwrap_err().to_string();
-    assert!(e.contains("`worker`") && e.contains("one open query at a time"), "{e}");
+    assert!(
+        e.contains("`worker`") && e.contains("one open query at a time"),
+        "{e}"
+    );
     // Studies that ask people do not take workers.
     let mut pairs = spec("pairs", "gp-logei");
     pairs.method = MethodSpec::from_knobs("pairs", &[]).unwrap();

@@ -348,10 +348,11 @@ impl LiveStudy {
                 && match events.first() {
                     None => true,
                     Some(Event {
-                        kind: EventKind::Asked {
-                            query,
-                            worker: None,
-                        },
+                        kind:
+                            EventKind::Asked {
+                                query,
+                                worker: None,
+                            },
                         ..
                     }) => query == q,
                     Some(_) => false,
@@ -1212,9 +1213,7 @@ fn check_worker(worker: &str) -> agora_core::Result<()> {
     if n == 0 || n > 64 || worker.trim() != worker || worker.chars().any(char::is_control) {
         return Err(Error::invalid(
             "worker",
-            format!(
-                "must be 1-64 printable characters without surrounding spaces, got {worker:?}"
-            ),
+            format!("must be 1-64 printable characters without surrounding spaces, got {worker:?}"),
         ));
     }
     Ok(())
