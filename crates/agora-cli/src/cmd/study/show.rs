@@ -53,8 +53,25 @@ pub(super) fn ask(a: AskArgs, out: &mut impl Write) -> Result<()> {
     }
     match view {
         Some(v) => print_pending(out, &a.name, &v),
+        None if study.held().next().is_some() => Ok(writeln!(
+            out,
+            "study `{}`: no query is open for nobody; held by workers: {} \
+             (`agora ask {} --worker ID` shows one)",
+            a.name,
+            held_text(&study),
+            a.name
+        )?),
         None => Ok(writeln!(out, "study `{}`: no query is open", a.name)?),
     }
+}
+
+/// The queries workers hold: `query 3 (w1), query 5 (w2)`.
+fn held_text(study: &LiveStudy) -> String {
+    study
+        .held()
+        .map(|h| format!("query {} ({})", h.query_id, h.worker))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn value_text(v: &ParamValue) -> String {
@@ -254,6 +271,9 @@ pub(super) fn status(a: ShowArgs, out: &mut impl Write) -> Result<()> {
             )?,
             None => writeln!(out, "open: none")?,
         },
+    }
+    if !st.workers.is_empty() {
+        writeln!(out, "held by workers: {}", held_text(&study))?;
     }
     match &st.recommendation {
         Some(r) => writeln!(out, "recommended: {}", one_line(&r.option))?,
