@@ -116,14 +116,17 @@ fn postgres_url() -> Option<String> {
     None
 }
 
+/// A store to run a test on, its label, and what must live as long as it (the temporary
+/// folder, the schema's guard).
+type TestStore = (String, Arc<dyn Store>, Box<dyn std::any::Any>);
+
 /// The stores to run a test on: a SQLite file, and a PostgreSQL schema when a server is
-/// named. Each comes with what must live as long as it.
-fn stores(test: &str) -> Vec<(String, Arc<dyn Store>, Box<dyn std::any::Any>)> {
+/// named.
+fn stores(test: &str) -> Vec<TestStore> {
     static N: AtomicUsize = AtomicUsize::new(0);
     let dir = tempfile::tempdir().unwrap();
     let sqlite: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("w.db")).unwrap());
-    let mut out: Vec<(String, Arc<dyn Store>, Box<dyn std::any::Any>)> =
-        vec![("sqlite".into(), sqlite, Box::new(dir))];
+    let mut out: Vec<TestStore> = vec![("sqlite".into(), sqlite, Box::new(dir))];
     if let Some(base) = postgres_url() {
         let schema = format!(
             "workers_{}_{}_{}",
