@@ -242,9 +242,13 @@ class Study:
         """The space."""
     def spec(self) -> dict[str, Any]:
         """The study's spec (space, method with every knob, seed, participants) as a dict."""
-    def ask(self) -> Query | None:
+    def ask(self, *, worker: str | None = None) -> Query | None:
         """The open query (after catching up with answers other processes stored), or `None`
-        when the method could not propose one (`status()["stalled"]` says why)."""
+        when the method could not propose one (`status()["stalled"]` says why).
+        `worker=` (several workers on one `bo` study, as `agora ask --worker`): the query
+        this worker holds, else one handed to it now (the open query nobody holds, else a
+        new one the method proposes with the others' points pending); answer it with
+        `tell(query=q.id, ...)`."""
     def tell(
         self,
         *,
@@ -258,11 +262,12 @@ class Study:
         rating: float = ...,
         ratings: _Floats = ...,
     ) -> _Outcome:
-        """Answer the open query (or `query=` id) with keywords in the shapes `agora tell`
-        takes: `winner=` ("A", "B", an index, a name, or "tie"), `tie=True`, `values=[...]`,
-        `who=` with `vote=` or `rating=` (one participant's ballot), `votes=[...]`,
-        `ratings=[...]`. Returns `"answered"` (the strategy moved on), `"recorded"` (a
-        ballot; others still to come) or `"duplicate"` (the same answer was stored before)."""
+        """Answer the open query (or `query=` id: any open query, e.g. a worker's) with
+        keywords in the shapes `agora tell` takes: `winner=` ("A", "B", an index, a name, or
+        "tie"), `tie=True`, `values=[...]`, `who=` with `vote=` or `rating=` (one
+        participant's ballot), `votes=[...]`, `ratings=[...]`. Returns `"answered"` (the
+        strategy moved on), `"recorded"` (a ballot; others still to come) or `"duplicate"`
+        (the same answer was stored before)."""
     def close(self) -> _Outcome:
         """Close the open group vote now: missing votes count as can't tell."""
     def status(self) -> dict[str, Any]:

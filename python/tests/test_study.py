@@ -230,6 +230,40 @@ def test_cli_study_continues_in_python(db, cli: Cli):
     assert cli("export", "cli", "--format", "csv") == st.export("csv")
 
 
+def test_workers_get_their_own_queries_and_answer_in_any_order(db, cli: Cli):
+    st = agora.create_study("fleet", method="gp-logei", space=BRANIN.space, seed=1, storage=str(db))
+    answer_bo(st, 10)  # the Sobol design, one at a time
+    qs = {w: st.ask(worker=w) for w in ("w1", "w2", "w3")}
+    assert st.ask(worker="w2").id == qs["w2"].id  # asking again: the worker's own query
+    view = cli.json("ask", "fleet", "--worker", "w4", "--json")  # a worker in another process
+    assert view["worker"] == "w4"
+    ids = [q.id for q in qs.values()] + [view["query_id"]]
+    points = [q.unit_points[0] for q in qs.values()] + [view["options"][0]["point"]["unit"]]
+    assert len(set(ids)) == 4
+    assert all(points[i] != points[j] for i in range(4) for j in range(i))
+    assert {w["worker"] for w in st.status()["workers"]} == {"w1", "w2", "w3", "w4"}
+    # Answers in any order, by query id; a retry is a duplicate.
+    for q in (qs["w3"], qs["w1"]):
+        assert st.tell(query=q.id, values=[BRANIN(q.points[0])]) == "answered"
+    assert st.tell(query=qs["w1"].id, values=[BRANIN(qs["w1"].points[0])]) == "duplicate"
+    cli("tell", "fleet", "--worker", "w4", "--values", "-12.5")
+    with pytest.raises(ValueError, match="values"):
+        st.tell(query=qs["w2"].id, values=[float("nan")])
+    with pytest.raises(ValueError, match="worker"):
+        st.ask(worker="")
+    again = agora.load_study("fleet", storage=str(db))  # replays the log: exact resume
+    assert again.status()["answered"] == 13
+    assert [w["query_id"] for w in again.status()["workers"]] == [qs["w2"].id]
+    assert again.ask(worker="w2").id == qs["w2"].id
+
+
+def test_a_pairs_study_takes_no_workers(db):
+    space = agora.Space([agora.real("x", 0, 1)])
+    st = agora.create_study("p", method="pairs", space=space, participants=["ann"], storage=str(db))
+    with pytest.raises(ValueError, match="worker"):
+        st.ask(worker="w1")
+
+
 def test_cli_ballots_reach_python(db, cli: Cli):
     cli(
         "study", "create", "grp", "--param", "t:real:15:35",

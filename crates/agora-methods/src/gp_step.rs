@@ -4,8 +4,9 @@
 //! acquisition over the space (LogEI / EI / PI / UCB analytically, Thompson sampling by
 //! random Fourier features on boxes and exact draws on finite sets).
 //!
-//! Every random stream is derived from the seed and the number of evaluations, so the same
-//! history (and the same previous fit) gives the same point.
+//! Every random stream is derived from the seed and the number of evaluations (and, for a
+//! proposal with pending points, their number), so the same history (and the same previous
+//! fit) gives the same point.
 
 use crate::History;
 use crate::discrete::maximize_on_box;
@@ -105,11 +106,57 @@ impl GpStep {
     /// as one more start (as in Optuna's `GPSampler`), preconditioned by the lengthscales,
     /// with integer and categorical parameters snapped ([`maximize_on_box`]).
     pub fn next_point(&mut self, h: &History) -> Result<Point> {
-        let it = h.len() as u64;
         let Some(gp) = self.fit(h)? else {
             return Err(Error::State("no data to fit".into()));
         };
+        self.propose(&gp, h, &[])
+    }
+
+    /// The kriging believer (Ginsbourger, Le Riche & Carraro 2010, "Kriging is well-suited
+    /// to parallelize optimization"): `gp` conditioned on its own posterior mean at the
+    /// `pending` points (model coordinates), with its hyperparameters and standardization
+    /// kept, and those believed values. The posterior mean is unchanged everywhere (an
+    /// observation equal to its prediction moves nothing) while the variance shrinks below
+    /// the noise variance at the pending points and less around them.
+    pub fn believer(gp: &ExactGp, pending: &[Vec<f64>]) -> Result<(ExactGp, Vec<f64>)> {
+        let xp = agora_gp::rows_to_mat("pending", pending, gp.dim())?;
+        let (mean, _) = gp.predict(xp.as_ref())?;
+        Ok((gp.condition(xp.as_ref(), &mean)?, mean))
+    }
+
+    /// The point maximizing the acquisition of `gp` (fitted to `h`, which holds data) with
+    /// `pending` points (asked, not yet answered; model coordinates) taken into account
+    /// by the kriging believer ([`GpStep::believer`]); as [`GpStep::next_point`] otherwise.
+    /// The incumbent of EI / LogEI / PI is the best value, answered or believed (as when
+    /// the believed values were data). With pending points
+    /// the random streams also carry their number (each ask at one number of answers has
+    /// its own), and a finite set excludes the pending candidates.
+    pub fn propose(&self, gp: &ExactGp, h: &History, pending: &[Vec<f64>]) -> Result<Point> {
+        let it = h.len() as u64;
         let best_f = h.y.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        if pending.is_empty() {
+            return self.maximize(gp, h, &[], best_f, it, None);
+        }
+        let (believer, believed) = GpStep::believer(gp, pending)?;
+        let best_f = believed.into_iter().fold(best_f, f64::max);
+        let n = Some(pending.len() as u64);
+        self.maximize(&believer, h, pending, best_f, it, n)
+    }
+
+    /// The acquisition's maximizer for `gp` with incumbent `best_f`, its random streams
+    /// keyed by `it` (the number of answers), the stream's tag and `pending` (the number of
+    /// pending points, if any), the `taken` points excluded from a finite set besides the
+    /// evaluated ones.
+    fn maximize(
+        &self,
+        gp: &ExactGp,
+        h: &History,
+        taken: &[Vec<f64>],
+        best_f: f64,
+        it: u64,
+        pending: Option<u64>,
+    ) -> Result<Point> {
+        let tags = |tag: u64| -> Vec<u64> { [it, tag].into_iter().chain(pending).collect() };
         let kind = match self.cfg.acq {
             StandardAcq::LogEi => Some(AnalyticKind::LogEi { best_f }),
             StandardAcq::Ei => Some(AnalyticKind::Ei { best_f }),
@@ -117,8 +164,8 @@ impl GpStep {
             StandardAcq::Ucb { beta } => Some(AnalyticKind::Ucb { beta }),
             StandardAcq::Thompson => None,
         };
-        let max_seed = derive_seed(self.seed, &[it, TAG_MAXIMIZE]);
-        let mut ts_rng = stream(self.seed, &[it, TAG_THOMPSON]);
+        let max_seed = derive_seed(self.seed, &tags(TAG_MAXIMIZE));
+        let mut ts_rng = stream(self.seed, &tags(TAG_THOMPSON));
         match &h.space {
             Space::Candidates { features, .. } => {
                 let cands = Mat::from_fn(features.len(), h.space.dim(), |i, j| features[i][j]);
@@ -126,21 +173,26 @@ impl GpStep {
                 for &i in &h.index {
                     exclude[i] = true;
                 }
+                for x in taken {
+                    if let Some(i) = features.iter().position(|f| f == x) {
+                        exclude[i] = true;
+                    }
+                }
                 if exclude.iter().all(|e| *e) {
                     exclude.iter_mut().for_each(|e| *e = false);
                 }
                 let i = match kind {
                     Some(kind) => {
-                        maximize_finite(&Analytic { model: &gp, kind }, cands.as_ref(), &exclude)?.0
+                        maximize_finite(&Analytic { model: gp, kind }, cands.as_ref(), &exclude)?.0
                     }
-                    None => sample_argmax_finite(&gp, cands.as_ref(), &exclude, &mut ts_rng)?,
+                    None => sample_argmax_finite(gp, cands.as_ref(), &exclude, &mut ts_rng)?,
                 };
                 Ok(Point::Index(i))
             }
             Space::Box { .. } => {
                 let acq: Box<dyn Acquisition + '_> = match kind {
-                    Some(kind) => Box::new(Analytic { model: &gp, kind }),
-                    None => Box::new(RffSample::draw(&gp, self.cfg.rff_features, &mut ts_rng)?),
+                    Some(kind) => Box::new(Analytic { model: gp, kind }),
+                    None => Box::new(RffSample::draw(gp, self.cfg.rff_features, &mut ts_rng)?),
                 };
                 let extra: Vec<Vec<f64>> =
                     h.y.iter()
@@ -161,5 +213,129 @@ impl GpStep {
                 Ok(Point::Unit(x))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agora_core::{Answer, AnswerKind};
+    use agora_problems::Problem;
+
+    /// Branin's first `n` scrambled-Sobol evaluations (maximized: the problem's value).
+    fn history(n: usize, seed: u64) -> History {
+        let problem = Problem::by_name("branin").unwrap();
+        let mut h = History::new(problem.space.clone()).unwrap();
+        for (id, u) in agora_math::design::sobol(n, 2, seed)
+            .unwrap()
+            .into_iter()
+            .enumerate()
+        {
+            let y = problem.value_at_unit(&u).unwrap();
+            let answer = Answer {
+                query_id: id as u64,
+                kind: AnswerKind::Values { values: vec![y] },
+            };
+            h.record(&Point::Unit(u), &answer).unwrap();
+        }
+        h
+    }
+
+    fn unit(p: Point) -> Vec<f64> {
+        match p {
+            Point::Unit(u) => u,
+            Point::Index(i) => panic!("a box gives unit points, got index {i}"),
+        }
+    }
+
+    fn distance(a: &[f64], b: &[f64]) -> f64 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    }
+
+    /// The smallest distance between two of `xs`.
+    fn closest_pair(xs: &[Vec<f64>]) -> f64 {
+        let mut d = f64::INFINITY;
+        for i in 0..xs.len() {
+            for j in 0..i {
+                d = d.min(distance(&xs[i], &xs[j]));
+            }
+        }
+        d
+    }
+
+    /// Four asks on the same 12 evaluations, each with the earlier ones pending, give four
+    /// clearly separated points; the same LogEI maximized on the same four random streams
+    /// without the believer repeats a point (so the separation is the believer's doing).
+    #[test]
+    fn the_believer_separates_four_pending_points_where_the_plain_acquisition_repeats() {
+        for seed in 0..3 {
+            let h = history(12, 100 + seed);
+            let mut step = GpStep::new(GpBoConfig::new(StandardAcq::LogEi, 2), seed).unwrap();
+            let gp = step.fit(&h).unwrap().unwrap();
+            let mut pending: Vec<Vec<f64>> = Vec::new();
+            for _ in 0..4 {
+                let p = unit(step.propose(&gp, &h, &pending).unwrap());
+                pending.push(p);
+            }
+            let it = h.len() as u64;
+            let best_f = h.y.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let plain: Vec<Vec<f64>> = (0..4)
+                .map(|k| {
+                    let key = (k > 0).then_some(k);
+                    unit(step.maximize(&gp, &h, &[], best_f, it, key).unwrap())
+                })
+                .collect();
+            assert_eq!(
+                plain[0], pending[0],
+                "seed {seed}: the first ask has nothing pending"
+            );
+            let aware = closest_pair(&pending);
+            let unaware = closest_pair(&plain);
+            println!("seed {seed}: closest pending-aware pair {aware:.3}, plain {unaware:.2e}");
+            assert!(
+                aware > 0.05,
+                "seed {seed}: pending-aware points too close ({aware}): {pending:?}"
+            );
+            assert!(
+                unaware < 1e-3,
+                "seed {seed}: without the believer no point repeats ({unaware}): {plain:?}"
+            );
+        }
+    }
+
+    /// The believer keeps the posterior mean and shrinks the variance at the pending point
+    /// to about the noise.
+    #[test]
+    fn the_believer_keeps_the_mean_and_collapses_the_variance_at_pending_points() {
+        let h = history(10, 7);
+        let mut step = GpStep::new(GpBoConfig::new(StandardAcq::LogEi, 2), 0).unwrap();
+        let gp = step.fit(&h).unwrap().unwrap();
+        let x = vec![vec![0.37, 0.81], vec![0.9, 0.1]];
+        let (b, believed) = GpStep::believer(&gp, &x[..1]).unwrap();
+        let xs = agora_gp::rows_to_mat("x", &x, 2).unwrap();
+        let (m0, v0) = gp.predict(xs.as_ref()).unwrap();
+        let (m1, v1) = b.predict(xs.as_ref()).unwrap();
+        for i in 0..2 {
+            assert!(
+                (m0[i] - m1[i]).abs() <= 1e-8 * (1.0 + m0[i].abs()),
+                "{m0:?} {m1:?}"
+            );
+        }
+        assert_eq!(believed.len(), 1);
+        assert!((believed[0] - m0[0]).abs() <= 1e-12 * (1.0 + m0[0].abs()));
+        // v0·σ²/(v0 + σ²) < σ² for an observation with noise variance σ².
+        let noise = gp.noise_variance();
+        assert!(
+            v1[0] < noise && v1[0] < v0[0] / 2.0,
+            "{v0:?} -> {v1:?}, noise {noise}"
+        );
+        assert!(
+            v1[1] <= v0[1],
+            "conditioning never adds variance: {v0:?} {v1:?}"
+        );
     }
 }

@@ -15,9 +15,8 @@ pub struct History {
     pub index: Vec<usize>,
     /// Values, larger is better.
     pub y: Vec<f64>,
-    /// The open evaluation query and its point.
+    /// The open evaluation queries and their points.
     pub(crate) open: OpenQuery<Point>,
-    next_id: u64,
 }
 
 impl History {
@@ -30,16 +29,43 @@ impl History {
             index: Vec::new(),
             y: Vec::new(),
             open: OpenQuery::default(),
-            next_id: 0,
         })
     }
 
-    /// The open query, if any.
+    /// The open query (the oldest, when several are open), if any.
     pub fn open(&self) -> Option<&Query> {
         self.open.query()
     }
 
+    /// Queries issued so far, answered or open: the id of the next one, and the index of
+    /// its place in a space-filling design.
+    pub fn issued(&self) -> usize {
+        self.y.len() + self.open.len()
+    }
+
+    /// The points of the open queries in model coordinates (unit cube, or feature rows),
+    /// oldest first: the pending evaluations.
+    pub fn pending_x(&self) -> Result<Vec<Vec<f64>>> {
+        self.open
+            .queries()
+            .map(|(_, p)| match p {
+                Point::Unit(u) => Ok(u.clone()),
+                Point::Index(i) => self.space.candidate(*i).map(<[f64]>::to_vec),
+            })
+            .collect()
+    }
+
+    /// Whether candidate `i` was evaluated or is pending.
+    pub fn candidate_taken(&self, i: usize) -> bool {
+        self.index.contains(&i)
+            || self
+                .open
+                .queries()
+                .any(|(_, p)| matches!(p, Point::Index(j) if *j == i))
+    }
+
     /// The evaluation query for one point (snapped to a representable point), and the point.
+    /// Its id is the number of queries issued before it.
     pub fn query_point(&self, p: Point) -> Result<(Query, Point)> {
         let p = match p {
             Point::Unit(u) => Point::Unit(self.space.canonicalize(&u)?),
@@ -49,7 +75,7 @@ impl History {
             }
         };
         let q = Query {
-            id: self.next_id,
+            id: self.issued() as u64,
             kind: QueryKind::Evaluate {
                 points: vec![p.clone()],
             },
@@ -72,7 +98,6 @@ impl History {
         }
         self.x.push(x);
         self.y.push(v);
-        self.next_id += 1;
         Ok(())
     }
 

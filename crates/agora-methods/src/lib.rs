@@ -49,7 +49,20 @@ pub use suggest::{GpSuggester, PreferenceSuggester, PreferenceSuggesterConfig};
 pub use turbo::{TrustRegionAcq, Turbo, TurboConfig};
 pub use uniform_search::UniformSearch;
 
-use agora_core::{Answer, Point, Query, QueryKind, Result, Space};
+use agora_core::{Answer, Error, Point, Query, QueryKind, Result, Space};
+
+/// The registry methods whose strategies take several open queries at once
+/// ([`Strategy::ask_parallel`]).
+pub const PARALLEL_METHODS: &[&str] = &[
+    "random",
+    "sobol",
+    "gp-logei",
+    "gp-ei",
+    "gp-pi",
+    "gp-ucb",
+    "gp-ts",
+    "gp-logei-botorch",
+];
 
 /// A comparison query `id` over proposals in the unit cube (snapped to representable
 /// points), and the snapped options the answer will index.
@@ -78,9 +91,29 @@ pub trait Strategy: Send + std::fmt::Debug {
     fn name(&self) -> String;
     /// The next query. Asking again before telling returns the same open query.
     fn ask(&mut self) -> Result<Query>;
-    /// The answer to the open query. Errors (wrong id, wrong count, NaN) leave the state
+    /// The answer to the open query (to any open query, by its id, when several are open:
+    /// see [`Strategy::ask_parallel`]). Errors (wrong id, wrong count, NaN) leave the state
     /// unchanged.
     fn tell(&mut self, answer: &Answer) -> Result<()>;
+    /// A new query while earlier ones are still open (several workers evaluating at once):
+    /// the strategy treats the open queries as pending and proposes something else. With
+    /// nothing open it is the query [`Strategy::ask`] would return. [`Strategy::ask`]
+    /// still returns the oldest open query, and [`Strategy::tell`] takes the answer of any
+    /// open one by id. The state stays a deterministic function of (seed, the ordered
+    /// sequence of asks, parallel asks and answers).
+    ///
+    /// The default is an error naming the method: most methods keep one open query.
+    fn ask_parallel(&mut self) -> Result<Query> {
+        Err(Error::invalid(
+            "worker",
+            format!(
+                "method `{}` keeps one open query at a time; several open queries (workers) \
+                 need one of: {}",
+                self.name(),
+                PARALLEL_METHODS.join(", ")
+            ),
+        ))
+    }
     /// The recommended point and its value so far (the best observed, for noiseless
     /// evaluation strategies), if any.
     fn recommend(&self) -> Option<(Point, f64)>;

@@ -1,4 +1,4 @@
-//! The rules every strategy shares about its one open query, kept in one place:
+//! The rules every strategy shares about its open queries, kept in one place:
 //!
 //! - asking again before telling returns the open query, unchanged, without new work;
 //! - `tell` without an open query is [`Error::NoOpenQuery`];
@@ -9,35 +9,59 @@
 //!
 //! A strategy implements [`AskTell`] (propose, check, record) and forwards its
 //! [`crate::Strategy::ask`] / [`crate::Strategy::tell`] to [`ask`] and [`tell`].
+//!
+//! **Several open queries.** A strategy that can propose while earlier queries are still
+//! being answered (several workers evaluating at once) also forwards
+//! [`crate::Strategy::ask_parallel`] to [`ask_parallel`]: it always proposes a new query,
+//! and [`AskTell::propose`] then sees the queries still open ([`OpenQuery::queries`]) as
+//! pending. `tell` answers whichever open query the answer's id names; [`ask`] returns the
+//! oldest open query. With one query open (every strategy that does not opt in) the rules
+//! above hold word for word.
 
 use agora_core::{Answer, AnswerKind, Error, Query, Result};
 
-/// The open query of a strategy and what it needs to remember about it until answered.
+/// The open queries of a strategy, oldest first, and what it needs to remember about each
+/// until answered. Strategies without [`ask_parallel`] hold at most one.
 #[derive(Debug, Clone)]
 pub struct OpenQuery<P> {
-    slot: Option<(Query, P)>,
+    open: Vec<(Query, P)>,
 }
 
 impl<P> Default for OpenQuery<P> {
     fn default() -> Self {
-        OpenQuery { slot: None }
+        OpenQuery { open: Vec::new() }
     }
 }
 
 impl<P> OpenQuery<P> {
-    /// The open query, if any.
+    /// The open query (the oldest, when several are open), if any.
     pub fn query(&self) -> Option<&Query> {
-        self.slot.as_ref().map(|(q, _)| q)
+        self.open.first().map(|(q, _)| q)
     }
 
-    /// What was remembered with the open query, if any.
+    /// What was remembered with the open query (the oldest), if any.
     pub fn pending(&self) -> Option<&P> {
-        self.slot.as_ref().map(|(_, p)| p)
+        self.open.first().map(|(_, p)| p)
     }
 
     /// Whether a query is open.
     pub fn is_open(&self) -> bool {
-        self.slot.is_some()
+        !self.open.is_empty()
+    }
+
+    /// Every open query with what was remembered about it, oldest first.
+    pub fn queries(&self) -> impl Iterator<Item = (&Query, &P)> {
+        self.open.iter().map(|(q, p)| (q, p))
+    }
+
+    /// Number of open queries.
+    pub fn len(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Whether no query is open.
+    pub fn is_empty(&self) -> bool {
+        self.open.is_empty()
     }
 }
 
@@ -51,7 +75,8 @@ pub trait AskTell {
     /// The open-query slot.
     fn open_query(&mut self) -> &mut OpenQuery<Self::Pending>;
 
-    /// A new query (only called when none is open).
+    /// A new query (only called when none is open, except through [`ask_parallel`]: then
+    /// the queries still open are pending and the new one must differ from them).
     fn propose(&mut self) -> Result<(Query, Self::Pending)>;
 
     /// Strategy-specific checks of an answer that already fits `query`
@@ -61,37 +86,70 @@ pub trait AskTell {
         Ok(())
     }
 
-    /// Record a checked answer (the query is closed once this returns `Ok`).
+    /// Record a checked answer (the query is closed, and no longer among the open ones,
+    /// when this is called).
     fn record(&mut self, query: &Query, pending: &Self::Pending, answer: &Answer) -> Result<()>;
 }
 
-/// The open query, or a new one from [`AskTell::propose`].
+/// The open query (the oldest, when several are open), or a new one from
+/// [`AskTell::propose`].
 pub fn ask<S: AskTell + ?Sized>(s: &mut S) -> Result<Query> {
     if let Some(q) = s.open_query().query() {
         return Ok(q.clone());
     }
     let (q, p) = s.propose()?;
-    s.open_query().slot = Some((q.clone(), p));
+    s.open_query().open.push((q.clone(), p));
     Ok(q)
 }
 
-/// Check `answer` against the open query and record it; on any error the strategy and its
-/// open query are left as they were (except when [`AskTell::record`] itself fails after
-/// recording, e.g. a model refit: then the answer stays recorded and the query closed).
+/// A new query from [`AskTell::propose`] while the open ones stay open (for strategies
+/// that account for pending queries; see the module docs). A failed proposal leaves the
+/// open queries as they were.
+pub fn ask_parallel<S: AskTell + ?Sized>(s: &mut S) -> Result<Query> {
+    let (q, p) = s.propose()?;
+    if s.open_query().queries().any(|(o, _)| o.id == q.id) {
+        return Err(Error::State(format!(
+            "the strategy proposed query id {} while a query with that id is open",
+            q.id
+        )));
+    }
+    s.open_query().open.push((q.clone(), p));
+    Ok(q)
+}
+
+/// Check `answer` against the open query its id names and record it; on any error the
+/// strategy and its open queries are left as they were (except when [`AskTell::record`]
+/// itself fails after recording, e.g. a model refit: then the answer stays recorded and
+/// the query closed).
 pub fn tell<S: AskTell + ?Sized>(s: &mut S, answer: &Answer) -> Result<()> {
-    let Some((q, p)) = s.open_query().slot.take() else {
-        return Err(Error::NoOpenQuery);
+    let open = &mut s.open_query().open;
+    let i = match open.iter().position(|(q, _)| q.id == answer.query_id) {
+        Some(i) => i,
+        None if open.is_empty() => return Err(Error::NoOpenQuery),
+        // One query open: `check_against` reports the id mismatch, as it always has.
+        None if open.len() == 1 => 0,
+        None => {
+            let ids: Vec<String> = open.iter().map(|(q, _)| q.id.to_string()).collect();
+            return Err(Error::invalid(
+                "query_id",
+                format!(
+                    "answer is for query {} but the open queries are {}",
+                    answer.query_id,
+                    ids.join(", ")
+                ),
+            ));
+        }
     };
+    let (q, p) = open.remove(i);
     let checked = answer
         .check_against(&q)
         .and_then(|()| s.check(&q, &p, answer));
     if let Err(e) = checked {
-        s.open_query().slot = Some((q, p));
+        s.open_query().open.insert(i, (q, p));
         return Err(e);
     }
     s.record(&q, &p, answer)
 }
-
 /// The values of an answer that passed [`Answer::check_against`] for an evaluation or a
 /// rating query (so it holds values; anything else is reported, never a panic).
 pub fn checked_values(answer: &Answer) -> Result<&[f64]> {

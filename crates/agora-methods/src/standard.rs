@@ -24,12 +24,16 @@ macro_rules! history_ask_tell {
     };
 }
 
-/// `ask` and `tell` by the shared open-query rules, `recommend` (the best evaluation) and
-/// `n_answered` of a strategy whose state is a [`History`] in field `h`.
+/// `ask`, `ask_parallel` and `tell` by the shared open-query rules, `recommend` (the best
+/// evaluation) and `n_answered` of a strategy whose state is a [`History`] in field `h`
+/// (its `propose` accounts for the open queries as pending points).
 macro_rules! history_strategy {
     () => {
         fn ask(&mut self) -> Result<Query> {
             open::ask(self)
+        }
+        fn ask_parallel(&mut self) -> Result<Query> {
+            open::ask_parallel(self)
         }
         fn tell(&mut self, answer: &Answer) -> Result<()> {
             open::tell(self, answer)
@@ -43,7 +47,8 @@ macro_rules! history_strategy {
     };
 }
 
-/// Uniform random search (unevaluated candidates uniformly, for finite sets).
+/// Uniform random search (unevaluated candidates uniformly, for finite sets). Several
+/// open queries draw from their own streams (and distinct candidates).
 #[derive(Debug, Clone)]
 pub struct RandomSearch {
     h: History,
@@ -60,10 +65,10 @@ impl RandomSearch {
     }
 }
 
-/// A uniformly random unevaluated candidate index (any, once all were evaluated).
+/// A uniformly random candidate index neither evaluated nor pending (any, once all were).
 fn random_candidate(h: &History, rng: &mut agora_math::rng::Rng) -> Option<usize> {
     let n = h.space.n_candidates()?;
-    let fresh: Vec<usize> = (0..n).filter(|i| !h.index.contains(i)).collect();
+    let fresh: Vec<usize> = (0..n).filter(|i| !h.candidate_taken(*i)).collect();
     if fresh.is_empty() {
         Some(rng.random_range(0..n))
     } else {
@@ -74,7 +79,7 @@ fn random_candidate(h: &History, rng: &mut agora_math::rng::Rng) -> Option<usize
 impl AskTell for RandomSearch {
     history_ask_tell!();
     fn propose(&mut self) -> Result<(Query, Point)> {
-        let mut rng = stream(self.seed, &[self.h.len() as u64, 0]);
+        let mut rng = stream(self.seed, &[self.h.issued() as u64, 0]);
         let p = match random_candidate(&self.h, &mut rng) {
             Some(i) => Point::Index(i),
             None => Point::Unit(
@@ -117,7 +122,8 @@ impl SobolStream {
     }
 }
 
-/// Scrambled Sobol points in order (random unevaluated candidates for finite sets).
+/// Scrambled Sobol points in order, one per query issued (random unevaluated candidates
+/// for finite sets).
 #[derive(Debug, Clone)]
 pub struct SobolSearch {
     h: History,
@@ -144,10 +150,11 @@ impl SobolSearch {
 impl AskTell for SobolSearch {
     history_ask_tell!();
     fn propose(&mut self) -> Result<(Query, Point)> {
-        let mut rng = stream(self.seed, &[self.h.len() as u64, 0]);
+        let issued = self.h.issued();
+        let mut rng = stream(self.seed, &[issued as u64, 0]);
         let p = match random_candidate(&self.h, &mut rng) {
             Some(i) => Point::Index(i),
-            None => Point::Unit(self.sobol.get(self.h.len())?),
+            None => Point::Unit(self.sobol.get(issued)?),
         };
         self.h.query_point(p)
     }
@@ -216,11 +223,23 @@ impl GpBoConfig {
 /// fit and the acquisition's maximizer, the best observed point one more start, integer
 /// and categorical parameters snapped ([`crate::discrete::maximize_on_box`]). The model
 /// step is shared with [`crate::suggest::GpSuggester`], which runs it on outside data.
+///
+/// **Several open queries** ([`Strategy::ask_parallel`], for asynchronous workers): the
+/// Sobol design hands each query its own point, and a model-based proposal treats the
+/// open queries' points as pending by the kriging believer (Ginsbourger, Le Riche &
+/// Carraro 2010, "Kriging is well-suited to parallelize optimization"): the GP fitted to
+/// the answers is conditioned on its own posterior mean at the pending points, its
+/// hyperparameters not refitted, so the mean stays and the variance collapses there and
+/// the acquisition looks elsewhere. The hyperparameters are fitted once per number of
+/// answers and reused by every ask until the next answer. With nothing open, every step is
+/// what the sequential strategy does.
 #[derive(Debug, Clone)]
 pub struct GpBo {
     h: History,
     step: GpStep,
     sobol: SobolStream,
+    /// The GP fitted to the first `.0` answers (reused by later asks at the same count).
+    fitted: Option<(usize, ExactGp)>,
 }
 
 impl GpBo {
@@ -236,6 +255,7 @@ impl GpBo {
                 seed,
                 points: Vec::new(),
             },
+            fitted: None,
         })
     }
 
@@ -244,15 +264,31 @@ impl GpBo {
         self.step.fit(&self.h)
     }
 
+    /// The next point: the initial design's next point while fewer than `n_init` queries
+    /// were issued (or nothing is answered yet), else the model step with the open
+    /// queries' points pending. Without open queries, `issued` is the number of answers
+    /// and this is the sequential strategy exactly.
     fn next_point(&mut self) -> Result<Point> {
-        let mut rng = stream(self.step.seed, &[self.h.len() as u64, 0]);
-        if self.h.len() < self.step.cfg.n_init.max(1) {
+        let issued = self.h.issued();
+        let mut rng = stream(self.step.seed, &[issued as u64, 0]);
+        if issued < self.step.cfg.n_init.max(1) || self.h.is_empty() {
             return Ok(match random_candidate(&self.h, &mut rng) {
                 Some(i) => Point::Index(i),
-                None => Point::Unit(self.sobol.get(self.h.len())?),
+                None => Point::Unit(self.sobol.get(issued)?),
             });
         }
-        self.step.next_point(&self.h)
+        let n = self.h.len();
+        let gp = match self.fitted.take() {
+            Some((m, gp)) if m == n => gp,
+            _ => self
+                .step
+                .fit(&self.h)?
+                .ok_or_else(|| Error::State("no data to fit".into()))?,
+        };
+        let pending = self.h.pending_x()?;
+        let p = self.step.propose(&gp, &self.h, &pending);
+        self.fitted = Some((n, gp));
+        p
     }
 }
 

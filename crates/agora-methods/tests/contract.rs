@@ -9,14 +9,18 @@
 //! - the same seed and answers give the same query sequence;
 //! - every bad answer (wrong id, wrong count, NaN, wrong kind) is an error, the next `ask`
 //!   returns the same query, and the run continues exactly as one that never saw it;
-//! - replaying the recorded answers into a fresh strategy asks the same queries.
+//! - replaying the recorded answers into a fresh strategy asks the same queries;
+//! - `ask_parallel` (a second open query) works for exactly the methods listed in
+//!   `PARALLEL_METHODS`: a new query with a fresh id, answerable before the older one, the
+//!   same again on a replay; every other method refuses it with an error naming the
+//!   method (as the strategy names itself) and `worker`, and its run goes on exactly as one that was never asked.
 //!
 //! Budgets are small: knobs counting initial designs (`n_init`, `init`, `init_pairs`) take
 //! their smallest allowed value so that the model-based queries are reached.
 
 use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Respondent, Result, Space};
-use agora_methods::Strategy;
 use agora_methods::registry::{self, Feedback, KnobKind, Method, Setup};
+use agora_methods::{PARALLEL_METHODS, Strategy};
 use agora_problems::{Oracle, Problem, TestFunction};
 use serde_json::Value;
 
@@ -327,6 +331,81 @@ fn replay_with_bad_answers(case: &Case, recorded: &[(Query, Answer)]) {
     }
 }
 
+/// The parallel-query contract (module docs) on a fresh strategy after `recorded`'s first
+/// `n_init`-covering answers.
+fn parallel(case: &Case, recorded: &[(Query, Answer)]) {
+    let name = case.method.name;
+    let supports = PARALLEL_METHODS.contains(&name);
+    // Twice, to check the same sequence of asks and answers gives the same queries.
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let mut s = case.strategy();
+        let mut r = case.respondent();
+        let mut asked = Vec::new();
+        for (i, (q, a)) in recorded.iter().enumerate().take(BUDGET / 2) {
+            assert_eq!(&s.ask().unwrap(), q, "{name}: ask {i}");
+            s.tell(a).unwrap();
+        }
+        let q0 = s.ask().unwrap();
+        match s.ask_parallel() {
+            Ok(q1) => {
+                assert!(
+                    supports,
+                    "{name}: accepts ask_parallel; list it in PARALLEL_METHODS"
+                );
+                assert_ne!(
+                    q1.id, q0.id,
+                    "{name}: the second open query needs its own id"
+                );
+                assert_ne!(
+                    q1.kind, q0.kind,
+                    "{name}: the second open query repeats the first"
+                );
+                assert_eq!(
+                    s.ask().unwrap(),
+                    q0,
+                    "{name}: ask returns the oldest open query"
+                );
+                let q2 = s.ask_parallel().unwrap();
+                // Answer out of order: the newest, then the oldest, then the middle one.
+                for q in [&q2, &q0, &q1] {
+                    s.tell(&r.answer(q).unwrap())
+                        .unwrap_or_else(|e| panic!("{name}: answering {}: {e}", q.id));
+                }
+                let after = s.ask().unwrap();
+                assert!(after.id > q2.id, "{name}: ids are never reused");
+                asked.extend([q0, q1, q2, after]);
+            }
+            Err(e) => {
+                assert!(
+                    !supports,
+                    "{name}: listed in PARALLEL_METHODS but refuses: {e}"
+                );
+                let own = s.name();
+                assert!(
+                    matches!(&e, Error::InvalidInput { field, reason }
+                        if field == "worker" && reason.contains(&format!("`{own}`"))),
+                    "{name}: refusing ask_parallel must name the method and `worker`: {e:?}"
+                );
+                // Nothing changed: the run continues as recorded.
+                for (i, (q, a)) in recorded.iter().enumerate().skip(BUDGET / 2) {
+                    assert_eq!(
+                        &s.ask().unwrap(),
+                        q,
+                        "{name}: after a refused ask_parallel, ask {i}"
+                    );
+                    s.tell(a).unwrap();
+                }
+            }
+        }
+        runs.push(asked);
+    }
+    assert_eq!(
+        runs[0], runs[1],
+        "{name}: same asks and answers, different parallel queries"
+    );
+}
+
 /// Check one method; returns its name and the seconds it took.
 fn check(method: &'static Method) -> String {
     let t = std::time::Instant::now();
@@ -341,6 +420,7 @@ fn check(method: &'static Method) -> String {
         method.name
     );
     replay_with_bad_answers(&case, &first);
+    parallel(&case, &first);
     format!("{} {:.2}s", method.name, t.elapsed().as_secs_f64())
 }
 

@@ -164,21 +164,34 @@ impl Study {
 
     /// The open query (after catching up with answers other processes stored), or `None`
     /// when the method could not propose one (`status()["stalled"]` says why).
-    fn ask(&self, py: Python<'_>) -> PyResult<Option<Query>> {
-        let s = self.synced(py)?;
+    /// `worker=` (several workers on one `bo` study, as `agora ask --worker`): the query
+    /// this worker holds, else one handed to it now (the open query nobody holds, else a
+    /// new one the method proposes with the others' points pending); answer it with
+    /// `tell(query=q.id, ...)`.
+    #[pyo3(signature = (*, worker = None))]
+    fn ask(&self, py: Python<'_>, worker: Option<String>) -> PyResult<Option<Query>> {
+        let mut s = self.synced(py)?;
         let roster = Arc::new(s.spec().participants.clone());
-        Ok(s.pending().map(|q| Query {
-            inner: q.clone(),
+        let q = match worker {
+            Some(w) => {
+                let st: &mut LiveStudy = &mut s;
+                Some(py.detach(|| st.ask_worker(&w)).map_err(study_err)?)
+            }
+            None => s.pending().cloned(),
+        };
+        Ok(q.map(|q| Query {
+            inner: q,
             space: self.space.clone(),
             roster,
         }))
     }
 
-    /// Answer the open query (or `query=` id) with keywords in the shapes `agora tell`
-    /// takes: `winner=` ("A", "B", an index, a name, or "tie"), `tie=True`, `values=[...]`,
-    /// `who=` with `vote=` or `rating=` (one participant's ballot), `votes=[...]`,
-    /// `ratings=[...]`. Returns `"answered"` (the strategy moved on), `"recorded"` (a
-    /// ballot; others still to come) or `"duplicate"` (the same answer was stored before).
+    /// Answer the open query (or `query=` id: any open query, e.g. a worker's) with
+    /// keywords in the shapes `agora tell` takes: `winner=` ("A", "B", an index, a name, or
+    /// "tie"), `tie=True`, `values=[...]`, `who=` with `vote=` or `rating=` (one
+    /// participant's ballot), `votes=[...]`, `ratings=[...]`. Returns `"answered"` (the
+    /// strategy moved on), `"recorded"` (a ballot; others still to come) or `"duplicate"`
+    /// (the same answer was stored before).
     #[pyo3(signature = (*, query = None, **kwargs))]
     fn tell(
         &self,
@@ -194,7 +207,10 @@ impl Study {
             ));
         }
         let mut s = self.synced(py)?;
-        let open = s.pending().cloned();
+        let open = match query {
+            Some(id) => s.open_query(id).cloned(),
+            None => s.pending().cloned(),
+        };
         let id = match (query, &open) {
             (Some(id), _) => id,
             (None, Some(q)) => q.id,
@@ -217,7 +233,7 @@ impl Study {
                 .map_err(study_err)?
                 .into_iter()
                 .find_map(|e| match e.kind {
-                    EventKind::Asked { query } if query.id == id => Some(query),
+                    EventKind::Asked { query, .. } if query.id == id => Some(query),
                     _ => None,
                 })
                 .ok_or_else(|| {

@@ -350,7 +350,7 @@ fn social_bo_rounds_with_private_ballots_survive_restarts() {
         } => {
             participant == "ann" || {
                 let asked = all.iter().find_map(|x| match &x.kind {
-                    EventKind::Asked { query } if query.id == *query_id => Some(query.clone()),
+                    EventKind::Asked { query, .. } if query.id == *query_id => Some(query.clone()),
                     _ => None,
                 });
                 matches!(

@@ -321,6 +321,7 @@ fn asked(id: u64) -> EventKind {
                 rater: None,
             },
         },
+        worker: None,
     }
 }
 

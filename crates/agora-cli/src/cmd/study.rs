@@ -59,7 +59,7 @@ pub enum LiveCommand {
         cmd: StudyCommand,
     },
     /// Print a study's open query: the options with their parameters, the prompt, who has
-    /// voted (`--json` for programs).
+    /// voted (`--json` for programs). `--worker ID` hands a worker a query of its own.
     Ask(AskArgs),
     /// Answer a study's open query: a pair's winner, a tie, votes, ratings or values.
     Tell(TellArgs),
@@ -152,8 +152,14 @@ pub struct AskArgs {
     #[arg(long)]
     json: bool,
     /// See the query as this participant does (others' private ballots hidden).
-    #[arg(long = "as", value_name = "PARTICIPANT")]
+    #[arg(long = "as", value_name = "PARTICIPANT", conflicts_with = "worker")]
     as_: Option<String>,
+    /// Several workers on one `bo` study: print the query this worker holds, else hand it
+    /// a new one (the open query nobody holds, else one the method proposes with the
+    /// others' points pending). Each query goes to one worker; answer it with
+    /// `agora tell NAME --query ID` (or `--worker ID`).
+    #[arg(long, value_name = "ID")]
+    worker: Option<String>,
     #[command(flatten)]
     db: Db,
 }
@@ -164,9 +170,14 @@ pub struct TellArgs {
     /// The study.
     name: String,
     /// The query answered (default: the open one). An answer to a query that is no longer
-    /// open is refused; the same answer again is "already recorded".
+    /// open is refused; the same answer again is "already recorded". With workers: any
+    /// query a worker holds.
     #[arg(long)]
     query: Option<u64>,
+    /// Answer the query this worker holds (`agora ask --worker`); with --query, that
+    /// query must be the worker's.
+    #[arg(long, value_name = "ID")]
+    worker: Option<String>,
     /// The option preferred (comparisons, best-of-k, an expert's property comparisons): its
     /// letter (A, B, ...), its index (0, 1, ...), its name, or `tie`.
     #[arg(long, allow_hyphen_values = true)]

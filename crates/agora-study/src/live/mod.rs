@@ -16,6 +16,6 @@ pub use store::{
     Store, StoreError, StoreResult, StoredStudy, new_token, open_store,
 };
 pub use study::{
-    Actor, LiveStudy, OptionView, Outcome, PendingView, Recommendation, Status, StudyError,
-    StudyResult, iso_utc,
+    Actor, HeldQuery, LiveStudy, OptionView, Outcome, PendingView, Recommendation, Status,
+    StudyError, StudyResult, iso_utc,
 };

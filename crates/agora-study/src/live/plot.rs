@@ -115,7 +115,7 @@ fn figure(study: &LiveStudy) -> StudyResult<Figure> {
     };
     for e in study.events(&Actor::Owner)? {
         match e.kind {
-            EventKind::Asked { query } => {
+            EventKind::Asked { query, .. } => {
                 asked.insert(query.id, query.kind);
             }
             EventKind::Answered { answer, .. } => {

@@ -11,6 +11,18 @@
 //! When a ballot completes a group query, the ballot and the assembled answer are committed
 //! together; the next query is computed afterwards and stored as its own event (a crash in
 //! between is repaired on open by asking again, which gives the same query).
+//!
+//! **Workers.** Several processes may evaluate one `bo` study at once ([`LiveStudy::ask_worker`]):
+//! each worker holds at most one open query. A worker that asks gets the query it holds,
+//! else the open query nobody holds (the one asked after the last answer), else a new one
+//! the strategy asks with the others pending ([`Strategy::ask_parallel`]); the handing-out
+//! is stored as an `Asked` event naming the worker, so a replay hands out the same queries
+//! in the same order. Two workers asking at once race for the same sequence number: the
+//! loser replays the log (its strategy asked a query the log does not hold) and asks again,
+//! so a point is never handed out twice. An answer names its query by id
+//! ([`LiveStudy::tell`] takes the answer of any open query); when nothing is left open the
+//! next query is asked for nobody, as without workers, and goes to the next worker who
+//! asks. A study without workers never sees any of this.
 
 use super::spec::StudySpec;
 use super::store::{Ballot, Event, EventKind, Store, StoreError, StoredStudy, new_token, now_ms};
@@ -107,6 +119,18 @@ pub struct PendingView {
     pub ballots: BTreeMap<String, Ballot>,
     /// One-line instruction for a person.
     pub prompt: String,
+    /// The worker holding the query (left out of the JSON for the query nobody holds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+}
+
+/// An open query held by a worker.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeldQuery {
+    /// The worker.
+    pub worker: String,
+    /// The query it evaluates.
+    pub query_id: u64,
 }
 
 /// The recommendation so far.
@@ -136,6 +160,9 @@ pub struct Status {
     pub participants: Vec<String>,
     /// Queries answered.
     pub answered: usize,
+    /// The queries held by workers (empty, and left out of the JSON, without workers).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workers: Vec<HeldQuery>,
     /// Group queries answered on each channel (public, private).
     pub public_rounds: usize,
     /// Private rounds answered.
@@ -157,7 +184,15 @@ pub struct LiveStudy {
     strategy: Box<dyn Strategy>,
     /// Events applied so far (= next sequence number).
     next_seq: u64,
+    /// The open query nobody holds (the study's open query without workers).
     pending: Option<Query>,
+    /// The open queries held by workers: query id → (worker, query).
+    held: BTreeMap<u64, (String, Query)>,
+    /// A query the strategy asked that the log does not hold yet (its append failed or is
+    /// under way), and whether it was a parallel ask. A plain ask is the query the log's
+    /// next plain `Asked` event must hold; anything else, or a parallel ask, makes the
+    /// next [`LiveStudy::sync`] replay the log from the start.
+    unlogged: Option<(Query, bool)>,
     /// Ballots on the pending query, by participant position.
     ballots: BTreeMap<usize, Ballot>,
     /// Every ballot ever cast, by (query id, participant position): for idempotent retries.
@@ -231,6 +266,8 @@ impl LiveStudy {
             strategy,
             next_seq: 0,
             pending: None,
+            held: BTreeMap::new(),
+            unlogged: None,
             ballots: BTreeMap::new(),
             history: BTreeMap::new(),
             answers: BTreeMap::new(),
@@ -250,9 +287,33 @@ impl LiveStudy {
         &self.stored
     }
 
-    /// The open query, if any.
+    /// The open query nobody holds, if any (without workers: the open query).
     pub fn pending(&self) -> Option<&Query> {
         self.pending.as_ref()
+    }
+
+    /// The open queries held by workers, by query id.
+    pub fn held(&self) -> impl Iterator<Item = HeldQuery> + '_ {
+        self.held.iter().map(|(id, (w, _))| HeldQuery {
+            worker: w.clone(),
+            query_id: *id,
+        })
+    }
+
+    /// The open query with id `id`: the one nobody holds, or one a worker holds.
+    pub fn open_query(&self, id: u64) -> Option<&Query> {
+        match &self.pending {
+            Some(q) if q.id == id => Some(q),
+            _ => self.held.get(&id).map(|(_, q)| q),
+        }
+    }
+
+    /// The open query `worker` holds, if any.
+    pub fn worker_query(&self, worker: &str) -> Option<&Query> {
+        self.held
+            .values()
+            .find(|(w, _)| w == worker)
+            .map(|(_, q)| q)
     }
 
     /// The strategy (read-only).
@@ -277,12 +338,43 @@ impl LiveStudy {
             .map(|i| Actor::Participant(self.stored.spec.participants[i].clone()))
     }
 
-    /// Apply events other processes appended since this one last looked.
+    /// Apply events other processes appended since this one last looked. When this
+    /// process's strategy asked a query the log does not hold and the log went on
+    /// differently (another worker's query), the log is replayed from the start instead.
     pub fn sync(&mut self) -> StudyResult<()> {
         let events = self.store.events(&self.stored.spec.name, self.next_seq)?;
+        if let Some((q, parallel)) = &self.unlogged {
+            let agrees = !parallel
+                && match events.first() {
+                    None => true,
+                    Some(Event {
+                        kind:
+                            EventKind::Asked {
+                                query,
+                                worker: None,
+                            },
+                        ..
+                    }) => query == q,
+                    Some(_) => false,
+                };
+            if !agrees {
+                return self.reload();
+            }
+            if !events.is_empty() {
+                self.unlogged = None;
+            }
+        }
         for e in events {
             self.apply(e)?;
         }
+        Ok(())
+    }
+
+    /// Rebuild the strategy and replay the whole log (exact resume, as on open).
+    fn reload(&mut self) -> StudyResult<()> {
+        let mut fresh = LiveStudy::from_stored(self.store.clone(), self.stored.clone())?;
+        fresh.sync()?;
+        *self = fresh;
         Ok(())
     }
 
@@ -294,19 +386,39 @@ impl LiveStudy {
             )));
         }
         match e.kind {
-            EventKind::Asked { query } => {
+            EventKind::Asked {
+                query,
+                worker: Some(worker),
+            } => {
+                if let Some(p) = self.pending.take_if(|p| p.id == query.id) {
+                    if p != query {
+                        return Err(StudyError::Diverged(format!(
+                            "replaying study `{}` diverged at event {}: it hands query {} to \
+                             worker {worker:?}, but the open query differs",
+                            self.stored.spec.name, e.seq, query.id
+                        )));
+                    }
+                } else {
+                    let q = self.strategy.ask_parallel()?;
+                    if q != query {
+                        return Err(self.diverged(e.seq, &query, &q));
+                    }
+                }
+                if let Some((w, _)) = self.held.values().find(|(w, _)| *w == worker) {
+                    return Err(StudyError::Diverged(format!(
+                        "event {} hands query {} to worker {w:?}, who holds another open query",
+                        e.seq, query.id
+                    )));
+                }
+                self.held.insert(query.id, (worker, query));
+            }
+            EventKind::Asked {
+                query,
+                worker: None,
+            } => {
                 let q = self.strategy.ask()?;
                 if q != query {
-                    return Err(StudyError::Diverged(format!(
-                        "replaying study `{}` diverged at event {}: the log has query {} as {}, \
-                         but this agora asks {}. The study was made by a different agora version; \
-                         open it with that version or export it",
-                        self.stored.spec.name,
-                        e.seq,
-                        query.id,
-                        serde_json::to_string(&query).unwrap_or_default(),
-                        serde_json::to_string(&q).unwrap_or_default()
-                    )));
+                    return Err(self.diverged(e.seq, &query, &q));
                 }
                 self.pending = Some(q);
                 self.ballots.clear();
@@ -323,9 +435,24 @@ impl LiveStudy {
                 self.history.insert((query_id, k), ballot);
             }
             EventKind::Answered { answer, .. } => {
-                let q = self.pending.take().ok_or_else(|| {
-                    StudyError::Diverged(format!("event {} answers with no open query", e.seq))
-                })?;
+                let q = match self.pending.take_if(|p| p.id == answer.query_id) {
+                    Some(q) => q,
+                    None => match self.held.remove(&answer.query_id) {
+                        Some((_, q)) => q,
+                        None if self.held.is_empty() => self.pending.take().ok_or_else(|| {
+                            StudyError::Diverged(format!(
+                                "event {} answers with no open query",
+                                e.seq
+                            ))
+                        })?,
+                        None => {
+                            return Err(StudyError::Diverged(format!(
+                                "event {} answers query {}, which is not open",
+                                e.seq, answer.query_id
+                            )));
+                        }
+                    },
+                };
                 self.strategy.tell(&answer)?;
                 if let QueryKind::GroupVote { channel, .. } | QueryKind::GroupRate { channel, .. } =
                     &q.kind
@@ -338,6 +465,20 @@ impl LiveStudy {
         }
         self.next_seq += 1;
         Ok(())
+    }
+
+    /// The error of a replay that asked `asked` where the log has `logged` (event `seq`).
+    fn diverged(&self, seq: u64, logged: &Query, asked: &Query) -> StudyError {
+        StudyError::Diverged(format!(
+            "replaying study `{}` diverged at event {}: the log has query {} as {}, \
+             but this agora asks {}. The study was made by a different agora version; \
+             open it with that version or export it",
+            self.stored.spec.name,
+            seq,
+            logged.id,
+            serde_json::to_string(logged).unwrap_or_default(),
+            serde_json::to_string(asked).unwrap_or_default()
+        ))
     }
 
     fn position(&self, participant: &str) -> StudyResult<usize> {
@@ -376,7 +517,7 @@ impl LiveStudy {
 
     /// If nothing is open, ask the strategy and store the query.
     pub fn advance(&mut self) -> StudyResult<()> {
-        if self.pending.is_some() {
+        if self.pending.is_some() || !self.held.is_empty() {
             return Ok(());
         }
         // Ask on the strategy first (deterministic), then store; apply() asks again, which
@@ -391,30 +532,119 @@ impl LiveStudy {
                 return Err(e.into());
             }
         };
+        self.unlogged = Some((q.clone(), false));
         match self.store.append(
             &self.stored.spec.name,
             self.next_seq,
-            &[EventKind::Asked { query: q.clone() }],
+            &[EventKind::Asked {
+                query: q.clone(),
+                worker: None,
+            }],
         ) {
             Ok(_) => {
+                self.unlogged = None;
                 self.pending = Some(q);
                 self.ballots.clear();
                 self.next_seq += 1;
                 Ok(())
             }
             Err(StoreError::Conflict { .. }) => {
-                // Another process stored the next query first: it is the same one.
+                // Another process stored the next event first: the same query (then catching
+                // up applies it), or a worker's (then `sync` replays the log).
                 self.sync()
             }
             Err(e) => Err(e.into()),
         }
     }
 
+    /// The open query `worker` holds, else (storing an `Asked` event that names the
+    /// worker) the open query nobody holds, else a new query the strategy asks with the
+    /// open ones pending ([`Strategy::ask_parallel`]). When another process stores an
+    /// event first, this one catches up (replaying the log if its strategy had asked) and
+    /// asks again, so no query is handed to two workers. Only `bo` studies take workers,
+    /// and only methods that keep several open queries take more than one at a time.
+    ///
+    /// Errors: a worker id that is not 1–64 printable characters, a study of another
+    /// method, a method without [`Strategy::ask_parallel`] while a query is out (each names
+    /// `worker`), the strategy failing to propose, or the store failing.
+    pub fn ask_worker(&mut self, worker: &str) -> StudyResult<Query> {
+        check_worker(worker)?;
+        if !matches!(self.stored.spec.method, super::spec::MethodSpec::Bo { .. }) {
+            return Err(Error::invalid(
+                "worker",
+                format!(
+                    "study `{}` asks its participants ({} method); workers evaluate points of \
+                     `bo` studies",
+                    self.stored.spec.name,
+                    self.stored.spec.method.name()
+                ),
+            )
+            .into());
+        }
+        let mut conflicts = 0;
+        loop {
+            self.sync()?;
+            if let Some(q) = self.worker_query(worker) {
+                return Ok(q.clone());
+            }
+            let (q, parallel) = match &self.pending {
+                Some(q) => (q.clone(), false),
+                None => match self.strategy.ask_parallel() {
+                    Ok(q) => {
+                        self.stalled = None;
+                        (q, true)
+                    }
+                    Err(e) => {
+                        if self.held.is_empty() {
+                            self.stalled = Some(e.to_string());
+                        }
+                        return Err(e.into());
+                    }
+                },
+            };
+            if parallel {
+                self.unlogged = Some((q.clone(), true));
+            }
+            let event = EventKind::Asked {
+                query: q.clone(),
+                worker: Some(worker.to_string()),
+            };
+            match self
+                .store
+                .append(&self.stored.spec.name, self.next_seq, &[event])
+            {
+                Ok(_) => {
+                    self.unlogged = None;
+                    self.pending.take_if(|p| p.id == q.id);
+                    self.held.insert(q.id, (worker.to_string(), q.clone()));
+                    self.next_seq += 1;
+                    return Ok(q);
+                }
+                Err(StoreError::Conflict { .. }) if conflicts < MAX_CONFLICTS => {
+                    // Someone else stored first: catch up (the loop's `sync`) and ask again.
+                    conflicts += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
     fn closed_message(&self, query_id: u64) -> String {
-        let open = match &self.pending {
+        let mut open = match &self.pending {
             Some(q) => format!("the open query is {}", q.id),
             None => "no query is open".into(),
         };
+        if !self.held.is_empty() {
+            let held: Vec<String> = self
+                .held
+                .iter()
+                .map(|(id, (w, _))| format!("{id} ({w})"))
+                .collect();
+            if self.pending.is_none() {
+                open = "no query is open for nobody".into();
+            }
+            open = format!("{open}; queries held by workers: {}", held.join(", "));
+        }
         if self.answers.contains_key(&query_id) {
             format!("query {query_id} is closed: it was already answered; {open}")
         } else {
@@ -577,48 +807,69 @@ impl LiveStudy {
     }
 
     /// A complete answer to the open query (comparisons, evaluations, or all of a group's
-    /// ballots at once). Retrying with the same answer is a no-op.
+    /// ballots at once), or to a query a worker holds (by its id). Retrying with the same
+    /// answer is a no-op. A worker's answer that loses a race with another process catches
+    /// up and is stored then.
     pub fn tell(&mut self, actor: &Actor, answer: Answer) -> StudyResult<Outcome> {
-        self.sync()?;
-        if let Some(prev) = self.answers.get(&answer.query_id) {
-            return if *prev == answer {
-                Ok(Outcome::Duplicate)
-            } else {
-                Err(StudyError::NotPending(self.closed_message(answer.query_id)))
+        let mut conflicts = 0;
+        loop {
+            self.sync()?;
+            if let Some(prev) = self.answers.get(&answer.query_id) {
+                return if *prev == answer {
+                    Ok(Outcome::Duplicate)
+                } else {
+                    Err(StudyError::NotPending(self.closed_message(answer.query_id)))
+                };
+            }
+            let Some(q) = self.open_query(answer.query_id).cloned() else {
+                return Err(StudyError::NotPending(self.closed_message(answer.query_id)));
             };
-        }
-        let q = match &self.pending {
-            Some(q) if q.id == answer.query_id => q.clone(),
-            _ => return Err(StudyError::NotPending(self.closed_message(answer.query_id))),
-        };
-        answer.check_against(&q)?;
-        match (&q.kind, actor) {
-            (_, Actor::Owner) => {}
-            (QueryKind::GroupVote { channel, .. } | QueryKind::GroupRate { channel, .. }, _)
-                if *channel == Channel::Private =>
-            {
-                return Err(StudyError::Forbidden(
-                    "private votes are cast one by one, each with its participant's token".into(),
-                ));
+            answer.check_against(&q)?;
+            match (&q.kind, actor) {
+                (_, Actor::Owner) => {}
+                (
+                    QueryKind::GroupVote { channel, .. } | QueryKind::GroupRate { channel, .. },
+                    _,
+                ) if *channel == Channel::Private => {
+                    return Err(StudyError::Forbidden(
+                        "private votes are cast one by one, each with its participant's token"
+                            .into(),
+                    ));
+                }
+                (_, Actor::Participant(me))
+                    if !matches!(
+                        q.kind,
+                        QueryKind::Compare { .. } | QueryKind::Evaluate { .. }
+                    ) =>
+                {
+                    return Err(StudyError::Forbidden(format!(
+                        "participant {me:?} answers group queries with their own ballot"
+                    )));
+                }
+                _ => {}
             }
-            (_, Actor::Participant(me))
-                if !matches!(
-                    q.kind,
-                    QueryKind::Compare { .. } | QueryKind::Evaluate { .. }
-                ) =>
-            {
-                return Err(StudyError::Forbidden(format!(
-                    "participant {me:?} answers group queries with their own ballot"
-                )));
+            let by = match actor {
+                Actor::Owner => None,
+                Actor::Facilitator => Some("facilitator".to_string()),
+                Actor::Participant(p) => Some(p.clone()),
+            };
+            let held = self.held.contains_key(&q.id);
+            match self.append(vec![EventKind::Answered {
+                answer: answer.clone(),
+                by,
+            }]) {
+                Ok(()) => break,
+                // A worker's answer races with the other workers' asks and answers: catch up
+                // (done by `append`) and answer again. Without workers a conflict is reported,
+                // as it always was.
+                Err(StudyError::Store(StoreError::Conflict { .. }))
+                    if held && conflicts < MAX_CONFLICTS =>
+                {
+                    conflicts += 1;
+                }
+                Err(e) => return Err(e),
             }
-            _ => {}
         }
-        let by = match actor {
-            Actor::Owner => None,
-            Actor::Facilitator => Some("facilitator".to_string()),
-            Actor::Participant(p) => Some(p.clone()),
-        };
-        self.append(vec![EventKind::Answered { answer, by }])?;
         self.advance()?;
         Ok(Outcome::Answered)
     }
@@ -635,6 +886,22 @@ impl LiveStudy {
     /// The open query as `actor` may see it.
     pub fn pending_view(&self, actor: &Actor) -> Option<PendingView> {
         let q = self.pending.as_ref()?;
+        Some(self.query_view(q, actor, &self.ballots, None))
+    }
+
+    /// The open query `worker` holds, as the worker sees it (with `worker` set).
+    pub fn worker_view(&self, worker: &str) -> Option<PendingView> {
+        let q = self.worker_query(worker)?;
+        Some(self.query_view(q, &Actor::Owner, &BTreeMap::new(), Some(worker)))
+    }
+
+    fn query_view(
+        &self,
+        q: &Query,
+        actor: &Actor,
+        ballots: &BTreeMap<usize, Ballot>,
+        worker: Option<&str>,
+    ) -> PendingView {
         let participants = &self.stored.spec.participants;
         let name = |k: usize| {
             participants
@@ -676,9 +943,8 @@ impl LiveStudy {
                 ),
                 _ => ("unknown", None, None, vec![], vec![]),
             };
-        let voted: Vec<String> = self.ballots.keys().map(|k| name(*k)).collect();
-        let ballots = self
-            .ballots
+        let voted: Vec<String> = ballots.keys().map(|k| name(*k)).collect();
+        let ballots = ballots
             .iter()
             .filter(|(k, _)| {
                 actor.sees_private()
@@ -721,7 +987,7 @@ impl LiveStudy {
             ),
             _ => "unknown query kind".into(),
         };
-        Some(PendingView {
+        PendingView {
             query_id: q.id,
             kind,
             channel,
@@ -731,7 +997,8 @@ impl LiveStudy {
             voted,
             ballots,
             prompt,
-        })
+            worker: worker.map(str::to_string),
+        }
     }
 
     fn is_property(&self, r: &str) -> bool {
@@ -798,6 +1065,7 @@ impl LiveStudy {
             ),
             participants: self.stored.spec.participants.clone(),
             answered: self.answers.len(),
+            workers: self.held().collect(),
             public_rounds: public,
             private_rounds: self.channels.len() - public,
             events: self.next_seq,
@@ -816,7 +1084,7 @@ impl LiveStudy {
         let private: std::collections::BTreeSet<u64> = events
             .iter()
             .filter_map(|e| match &e.kind {
-                EventKind::Asked { query } => match &query.kind {
+                EventKind::Asked { query, .. } => match &query.kind {
                     QueryKind::GroupVote { channel, .. } | QueryKind::GroupRate { channel, .. }
                         if *channel == Channel::Private =>
                     {
@@ -853,7 +1121,7 @@ impl LiveStudy {
         for e in self.events(actor)? {
             let time = iso_utc(e.at_ms);
             let (event, qid, who, channel, options, answer) = match &e.kind {
-                EventKind::Asked { query } => {
+                EventKind::Asked { query, worker } => {
                     let (pts, ch): (Vec<Point>, Option<Channel>) = match &query.kind {
                         QueryKind::Compare { points, .. } | QueryKind::Evaluate { points } => {
                             (points.clone(), None)
@@ -883,7 +1151,7 @@ impl LiveStudy {
                     (
                         "asked",
                         query.id,
-                        String::new(),
+                        worker.clone().unwrap_or_default(),
                         ch,
                         opts.join(" | "),
                         String::new(),
@@ -933,6 +1201,22 @@ impl LiveStudy {
         }
         Ok(out)
     }
+}
+
+/// How many times a worker's ask catches up with other processes before giving up (each
+/// lost race means another worker got a query, so this is only reached under a storm).
+const MAX_CONFLICTS: usize = 64;
+
+/// A worker id: 1–64 characters, none a control character, no surrounding spaces.
+fn check_worker(worker: &str) -> agora_core::Result<()> {
+    let n = worker.chars().count();
+    if n == 0 || n > 64 || worker.trim() != worker || worker.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            "worker",
+            format!("must be 1-64 printable characters without surrounding spaces, got {worker:?}"),
+        ));
+    }
+    Ok(())
 }
 
 /// The complete answer of a group query from one ballot per asked participant.

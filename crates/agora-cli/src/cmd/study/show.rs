@@ -29,7 +29,19 @@ fn participant_actor(study: &LiveStudy, who: &str) -> Result<Actor, Error> {
 }
 
 pub(super) fn ask(a: AskArgs, out: &mut impl Write) -> Result<()> {
-    let study = open_study(&a.db, &a.name)?;
+    let mut study = open_study(&a.db, &a.name)?;
+    if let Some(w) = &a.worker {
+        study.ask_worker(w)?;
+        let view = study.worker_view(w);
+        if a.json {
+            writeln!(out, "{}", serde_json::to_string_pretty(&view)?)?;
+            return Ok(());
+        }
+        return match view {
+            Some(v) => print_pending(out, &a.name, &v),
+            None => bail!("worker {w:?} holds no query after asking"),
+        };
+    }
     let actor = match &a.as_ {
         Some(who) => participant_actor(&study, who)?,
         None => Actor::Owner,
@@ -41,8 +53,25 @@ pub(super) fn ask(a: AskArgs, out: &mut impl Write) -> Result<()> {
     }
     match view {
         Some(v) => print_pending(out, &a.name, &v),
+        None if study.held().next().is_some() => Ok(writeln!(
+            out,
+            "study `{}`: no query is open for nobody; held by workers: {} \
+             (`agora ask {} --worker ID` shows one)",
+            a.name,
+            held_text(&study),
+            a.name
+        )?),
         None => Ok(writeln!(out, "study `{}`: no query is open", a.name)?),
     }
+}
+
+/// The queries workers hold: `query 3 (w1), query 5 (w2)`.
+fn held_text(study: &LiveStudy) -> String {
+    study
+        .held()
+        .map(|h| format!("query {} ({})", h.query_id, h.worker))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn value_text(v: &ParamValue) -> String {
@@ -121,6 +150,9 @@ pub(super) fn print_pending(out: &mut impl Write, study: &str, v: &PendingView) 
         (k, _) => k.to_string(),
     };
     writeln!(out, "study `{study}`, query {}: {kind}", v.query_id)?;
+    if let Some(w) = &v.worker {
+        writeln!(out, "held by worker: {w}")?;
+    }
     if let Some(r) = &v.rater {
         writeln!(out, "asked of: {r}")?;
     }
@@ -239,6 +271,9 @@ pub(super) fn status(a: ShowArgs, out: &mut impl Write) -> Result<()> {
             )?,
             None => writeln!(out, "open: none")?,
         },
+    }
+    if !st.workers.is_empty() {
+        writeln!(out, "held by workers: {}", held_text(&study))?;
     }
     match &st.recommendation {
         Some(r) => writeln!(out, "recommended: {}", one_line(&r.option))?,

@@ -86,16 +86,16 @@ fn study_submission(study: &LiveStudy, q: &Query, p: Parsed) -> Result<Submissio
     })
 }
 
-/// The query `id` as it was asked: the open one, or one from the log.
+/// The query `id` as it was asked: an open one, or one from the log.
 fn find_query(study: &LiveStudy, id: u64) -> Result<Option<Query>> {
-    if let Some(q) = study.pending().filter(|q| q.id == id) {
+    if let Some(q) = study.open_query(id) {
         return Ok(Some(q.clone()));
     }
     Ok(study
         .events(&Actor::Owner)?
         .into_iter()
         .find_map(|e| match e.kind {
-            EventKind::Asked { query } if query.id == id => Some(query),
+            EventKind::Asked { query, .. } if query.id == id => Some(query),
             _ => None,
         }))
 }
@@ -103,8 +103,51 @@ fn find_query(study: &LiveStudy, id: u64) -> Result<Option<Query>> {
 pub(super) fn tell(a: TellArgs, out: &mut impl Write) -> Result<()> {
     let mut study = open_study(&a.db, &a.name)?;
     let open = study.pending().map(|q| q.id);
-    let id = match (a.query, open) {
+    if let Some(w) = &a.worker {
+        let held = study.worker_query(w).map(|q| q.id);
+        match (held, a.query) {
+            (Some(h), Some(id)) if h != id => bail!(Error::invalid(
+                "query",
+                format!("query {id} is not the one worker {w:?} holds (query {h})")
+            )),
+            (Some(_), _) => {}
+            (None, _) => {
+                let holders: Vec<String> = study.held().map(|h| h.worker).collect();
+                bail!(Error::invalid(
+                    "worker",
+                    format!(
+                        "worker {w:?} holds no open query (ask for one with `agora ask {} \
+                         --worker {w}`); workers holding queries: {}",
+                        a.name,
+                        if holders.is_empty() {
+                            "none".to_string()
+                        } else {
+                            holders.join(", ")
+                        }
+                    )
+                ));
+            }
+        }
+    }
+    let worker_held = a
+        .worker
+        .as_deref()
+        .and_then(|w| study.worker_query(w))
+        .map(|q| q.id);
+    let id = match (a.query.or(worker_held), open) {
         (Some(id), _) | (None, Some(id)) => id,
+        (None, None) if study.held().next().is_some() => {
+            let held: Vec<String> = study
+                .held()
+                .map(|h| format!("{} ({})", h.query_id, h.worker))
+                .collect();
+            bail!(
+                "study `{}` has no open query for nobody; queries held by workers: {}: answer \
+                 one with --query ID or --worker ID",
+                a.name,
+                held.join(", ")
+            )
+        }
         (None, None) => match study.stalled() {
             Some(why) => bail!(
                 "study `{}` has no open query: the method could not propose one ({why}); \

@@ -138,9 +138,18 @@ pub enum Ballot {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// The strategy asked this (stored as it was emitted; replay checks it bit for bit).
+    ///
+    /// With `worker` set, the query was handed to that worker (`agora ask --worker`):
+    /// either the open query nobody held yet (same id; the strategy is not asked again),
+    /// or a new query the strategy asked while others were open
+    /// ([`agora_methods::Strategy::ask_parallel`]). Without it (every study that has no
+    /// workers) the body is what it always was.
     Asked {
         /// The query.
         query: Query,
+        /// The worker it was handed to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worker: Option<String>,
     },
     /// A participant's ballot on an open group query (a later ballot of the same
     /// participant on the same query replaces the earlier one).

@@ -308,7 +308,10 @@ mod tests {
                 rater: None,
             },
         };
-        let k1 = EventKind::Asked { query: q.clone() };
+        let k1 = EventKind::Asked {
+            query: q.clone(),
+            worker: None,
+        };
         let k2 = EventKind::Answered {
             answer: Answer {
                 query_id: 0,
