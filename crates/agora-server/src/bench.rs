@@ -142,7 +142,7 @@ fn run(
             .build()
             .map_err(|e| e.to_string())?;
         let listener = rt
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .block_on(async { crate::listen(([127, 0, 0, 1], 0).into()) })
             .map_err(|e| e.to_string())?;
         addrs.push(listener.local_addr().map_err(|e| e.to_string())?);
         let app = router(state.clone());
@@ -163,6 +163,19 @@ fn run(
         opts.rounds,
         Arc::new(AtomicBool::new(false)),
     );
+    if let Ok(p) = std::env::var("AGORA_BENCH_DUMP") {
+        let mut out = String::new();
+        for a in &report.acks {
+            out.push_str(&format!(
+                "{store} {} {} {} {:.3}\n",
+                a.query_id,
+                a.participant,
+                a.outcome,
+                a.latency.as_secs_f64() * 1e3
+            ));
+        }
+        let _ = std::fs::write(format!("{p}.{store}"), out);
+    }
     for (rt, task) in servers {
         task.abort();
         drop(rt);

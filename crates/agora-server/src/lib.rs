@@ -873,9 +873,27 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Connections waiting to be accepted before new ones are refused. The usual 128 is too
+/// few when hundreds of phones send their ballots the moment a question opens: connects
+/// beyond it are dropped and retried by the client a second later.
+pub const LISTEN_BACKLOG: u32 = 1024;
+
+/// A listener on `addr` with a backlog of [`LISTEN_BACKLOG`] (the system may cap it:
+/// `net.core.somaxconn`).
+pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// Serve `router(state)` on `addr` until Ctrl-C.
 pub async fn serve(state: AppState, addr: std::net::SocketAddr) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = listen(addr)?;
     axum::serve(listener, router(state))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

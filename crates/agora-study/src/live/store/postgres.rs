@@ -272,47 +272,52 @@ impl Store for PostgresStore {
         let name = name.to_string();
         let kinds = kinds.to_vec();
         self.call(move |c| {
+            let tags: Vec<&str> = kinds.iter().map(EventKind::tag).collect();
+            let at_ms = now_ms();
             let mut tx = c.client.transaction().map_err(read)?;
-            let head = tx.query_one(&c.st.head, &[&name]).map_err(read)?;
-            if !head.get::<_, bool>(0) {
+            let row = match tx.query_one(
+                &c.st.append,
+                &[&name, &seq_from(next), &at_ms, &tags, &bodies],
+            ) {
+                Ok(row) => row,
+                Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                    // Another writer took these numbers between our check and our insert.
+                    drop(tx);
+                    let found = c
+                        .client
+                        .query_one(&c.st.head, &[&name])
+                        .map(|r| r.get::<_, i64>(1).max(0) as u64)
+                        .unwrap_or(next + 1);
+                    return Err(conflict(&name, next, found));
+                }
+                Err(e) => return Err(read(e)),
+            };
+            if !row.get::<_, bool>(0) {
                 drop(tx);
                 return Err(unknown_study(&name, &names(c)?).into());
             }
-            let found = head.get::<_, i64>(1).max(0) as u64;
+            let found = row.get::<_, i64>(1).max(0) as u64;
             if found != next {
                 return Err(conflict(&name, next, found));
             }
-            let at_ms = now_ms();
-            let mut out = Vec::with_capacity(kinds.len());
-            for (i, (kind, body)) in kinds.iter().zip(&bodies).enumerate() {
-                let seq = next + i as u64;
-                let inserted = tx.execute(
-                    &c.st.insert_event,
-                    &[&name, &seq_from(seq), &at_ms, &kind.tag(), body],
-                );
-                if let Err(e) = inserted {
-                    if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-                        // Another writer took this number between our check and our insert.
-                        drop(tx);
-                        let found = c
-                            .client
-                            .query_one(&c.st.head, &[&name])
-                            .map(|r| r.get::<_, i64>(1).max(0) as u64)
-                            .unwrap_or(seq + 1);
-                        return Err(conflict(&name, next, found));
-                    }
-                    return Err(read(e));
-                }
-                out.push(Event {
-                    seq,
+            if row.get::<_, i64>(2) != kinds.len() as i64 {
+                return Err(StoreError::Schema(format!(
+                    "study `{name}`: an append of {} events stored {}",
+                    kinds.len(),
+                    row.get::<_, i64>(2)
+                ))
+                .into());
+            }
+            tx.commit().map_err(commit)?;
+            Ok(kinds
+                .iter()
+                .enumerate()
+                .map(|(i, kind)| Event {
+                    seq: next + i as u64,
                     at_ms,
                     kind: kind.clone(),
-                });
-            }
-            let events = seq_from(next + kinds.len() as u64);
-            tx.execute(&c.st.notify, &[&name, &events]).map_err(read)?;
-            tx.commit().map_err(commit)?;
-            Ok(out)
+                })
+                .collect())
         })
     }
 

@@ -133,8 +133,7 @@ pub(super) struct Statements {
     pub(super) head: Statement,
     pub(super) insert_study: Statement,
     pub(super) insert_participant: Statement,
-    pub(super) insert_event: Statement,
-    pub(super) notify: Statement,
+    pub(super) append: Statement,
     pub(super) version: Statement,
 }
 
@@ -168,14 +167,29 @@ impl Statements {
                 "INSERT INTO agora_participants (study, position, name, token) \
                  VALUES ($1, $2, $3, $4)",
             )?,
-            insert_event: c.prepare(
-                "INSERT INTO agora_events (study, seq, at_ms, kind, body) \
-                 VALUES ($1, $2, $3, $4, $5)",
-            )?,
-            // Delivered to every listener when the transaction commits (see `listen`).
-            notify: c.prepare(&format!(
-                "SELECT pg_notify('{}', json_build_object('schema', current_schema(), \
-                 'study', $1::text, 'events', $2::bigint)::text)",
+            // One round trip for a whole batch: check that the log has `$2` events, insert
+            // the events `$2, $2 + 1, ...`, and notify the listeners (see `listen`; the
+            // notification goes out when the transaction commits, and not at all if the
+            // insert fails). Returns whether the study exists, the log's length before, and
+            // how many events went in.
+            append: c.prepare(&format!(
+                "WITH head AS ( \
+                     SELECT EXISTS (SELECT 1 FROM agora_studies WHERE name = $1) AS known, \
+                            (SELECT COALESCE(MAX(seq) + 1, 0) FROM agora_events \
+                             WHERE study = $1) AS found), \
+                 ins AS ( \
+                     INSERT INTO agora_events (study, seq, at_ms, kind, body) \
+                     SELECT $1, $2::bigint + e.i - 1, $3::bigint, e.k, e.b \
+                     FROM head, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(k, b, i) \
+                     WHERE head.known AND head.found = $2::bigint \
+                     RETURNING 1), \
+                 note AS ( \
+                     SELECT pg_notify('{}', json_build_object('schema', current_schema(), \
+                         'study', $1::text, 'events', $2::bigint + (SELECT COUNT(*) FROM ins) \
+                     )::text) FROM head WHERE head.known AND head.found = $2::bigint) \
+                 SELECT head.known, head.found, (SELECT COUNT(*) FROM ins), \
+                        (SELECT COUNT(*) FROM note) \
+                 FROM head",
                 super::listen::CHANNEL
             ))?,
             version: c.prepare("SELECT COALESCE(MAX(version), 0) FROM agora_schema")?,
