@@ -163,19 +163,6 @@ fn run(
         opts.rounds,
         Arc::new(AtomicBool::new(false)),
     );
-    if let Ok(p) = std::env::var("AGORA_BENCH_DUMP") {
-        let mut out = String::new();
-        for a in &report.acks {
-            out.push_str(&format!(
-                "{store} {} {} {} {:.3}\n",
-                a.query_id,
-                a.participant,
-                a.outcome,
-                a.latency.as_secs_f64() * 1e3
-            ));
-        }
-        let _ = std::fs::write(format!("{p}.{store}"), out);
-    }
     for (rt, task) in servers {
         task.abort();
         drop(rt);
