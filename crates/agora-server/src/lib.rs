@@ -5,7 +5,15 @@
 //! adds tokens, JSON and live updates. A ballot is acknowledged (HTTP 200) only after its
 //! event is committed to the store (a SQLite file or a PostgreSQL database), so a crash
 //! loses no acknowledged vote, and a restarted server replays the log to the exact same
-//! next query.
+//! next query. The ballots that arrive for a study while its previous ones are being
+//! stored are stored together, in one transaction ([`batch`]: group commit).
+//!
+//! **Replicas.** On PostgreSQL, several servers may serve the same studies, and a
+//! participant may reach any of them. Each server follows the database's change feed
+//! ([`AppState::follow`]: LISTEN/NOTIFY), reads what the others append to the studies it
+//! holds, and announces it on its own live streams; before every change it catches up
+//! with the log, and when another server appended first it catches up and tries again.
+//! The log's sequence numbers keep the servers from ever diverging.
 //!
 //! **Tokens.** Each study has a facilitator token (everything, except writing someone
 //! else's private vote) and one token per participant (their own ballots; public
@@ -17,8 +25,10 @@
 //! **Errors** are JSON: `{"error": {"code": …, "message": …}}` with 400 (bad input: the
 //! message names the field and the allowed values), 401 (no or unknown token), 403 (token
 //! not allowed to do this), 404 (unknown study or route), 409 (the query is no longer
-//! open), 413 (body over 64 KiB), 500 (the store failed) and 503 (the database server is
-//! unreachable: retry; the next request reconnects).
+//! open), 413 (body over 64 KiB), 500 (the store failed) and 503 with `Retry-After`
+//! (`unavailable`: the database server is unreachable, the next request reconnects;
+//! `busy`: other servers kept writing to the study at the same moment): nothing was
+//! stored, send the request again.
 
 mod batch;
 pub mod bench;
@@ -915,5 +925,20 @@ mod tests {
         assert_eq!(r.headers()[header::RETRY_AFTER], "1");
         let r = ApiError::from(StudyError::Store(StoreError::Corrupt("x".into()))).into_response();
         assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    #[test]
+    fn a_conflict_left_after_the_retries_is_503_busy_with_retry_after() {
+        let e = StudyError::Store(StoreError::Conflict {
+            study: "meet".into(),
+            expected: 4,
+            found: 6,
+        });
+        let a = ApiError::from_change(e);
+        assert_eq!(a.code, "busy");
+        assert!(a.message.contains("retry"), "{}", a.message);
+        let r = a.into_response();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()[header::RETRY_AFTER], "1");
     }
 }

@@ -240,6 +240,9 @@ struct Voter<'a> {
 
 /// Failures in a row after which a voter gives up (every server gone).
 const GIVE_UP_AFTER: usize = 40;
+/// How long a voter waits for a new question before it gives up (a round that can never
+/// complete must not hang a benchmark).
+const IDLE_LIMIT: Duration = Duration::from_secs(60);
 
 impl Voter<'_> {
     fn stopped(&self) -> bool {
@@ -262,12 +265,17 @@ impl Voter<'_> {
         let path = format!("/api/studies/{}/stream", self.study);
         let mut voted: Option<u64> = None;
         let mut in_a_row = 0;
+        let mut progress = Instant::now();
         'connect: while !self.stopped() && in_a_row < GIVE_UP_AFTER && !self.addrs.is_empty() {
             let Ok(mut events) = EventStream::open(self.addr(), &path, self.token) else {
                 self.failed(&mut in_a_row);
                 continue;
             };
             while !self.stopped() {
+                if progress.elapsed() > IDLE_LIMIT {
+                    self.tally.failures += 1;
+                    return self.tally;
+                }
                 let (kind, data) = match events.next(Duration::from_millis(250)) {
                     Ok(Some(e)) => e,
                     Ok(None) => continue,
@@ -289,6 +297,7 @@ impl Voter<'_> {
                 if voted.is_some_and(|v| v >= q) {
                     continue;
                 }
+                progress = Instant::now();
                 match self.vote(q) {
                     Some(true) => voted = Some(q),
                     Some(false) => {}
