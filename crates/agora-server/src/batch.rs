@@ -1,9 +1,11 @@
 //! Group commit of ballots: the ballots that arrive for one study while its previous ones
 //! are being stored wait in a queue, and one blocking task stores all that are waiting in
-//! one transaction ([`LiveStudy::ballots`]). Each is acknowledged only after that commit,
-//! so the guarantee is the one of a ballot alone; what changes is that hundreds of voters
-//! pay for one commit, one read of the log and one round trip to the database instead of
-//! one each.
+//! one transaction ([`store_ballots`](agora_study::live::LiveStudy::store_ballots)). Each is acknowledged only after that
+//! commit, so the guarantee is the one of a ballot alone; what changes is that hundreds of
+//! voters pay for one commit, one read of the log and one round trip to the database
+//! instead of one each. When a ballot completes the round, the batch is acknowledged
+//! before the strategy computes the next question (the reply's `open_query` is then
+//! `null`; the live stream announces the question when it is stored).
 //!
 //! When another process appended first ([`StoreError::Conflict`]: another server on the
 //! same database), the study has already caught up and the batch is checked and stored
@@ -98,7 +100,7 @@ fn store(entry: &Entry, batch: Vec<(BallotRequest, Reply)>) {
     let mut results: Vec<Result<Outcome, ApiError>> = Vec::with_capacity(requests.len());
     let mut conflicts = 0;
     while results.len() < requests.len() {
-        match study.ballots(&requests[results.len()..]) {
+        match study.store_ballots(&requests[results.len()..]) {
             Ok(outcomes) => results.extend(outcomes.into_iter().map(|o| o.map_err(ApiError::from))),
             Err(StudyError::Store(StoreError::Conflict { .. })) if conflicts < CONFLICT_RETRIES => {
                 conflicts += 1;
@@ -111,8 +113,13 @@ fn store(entry: &Entry, batch: Vec<(BallotRequest, Reply)>) {
     }
     entry.announce(&study);
     let (seq, open) = (study.seq(), study.pending().map(|q| q.id));
-    drop(study);
     for (reply, result) in replies.into_iter().zip(results) {
         let _ = reply.send(result.map(|outcome| Done { outcome, seq, open }));
+    }
+    // The ballots are acknowledged; now the strategy computes the next question (when one
+    // completed the round). A failure is left to the next operation's catch-up.
+    if study.pending().is_none() {
+        let _ = study.catch_up();
+        entry.announce(&study);
     }
 }

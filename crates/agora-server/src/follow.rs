@@ -67,7 +67,9 @@ fn run(state: &Weak<Inner>, changes: &Receiver<Change>) {
         let mut all_read = true;
         for (name, entry) in inner.entries() {
             let target = grown.get(&name).copied();
-            if !resync && target.is_none() {
+            // Nothing new (most often: this server's own appends) costs no lock.
+            let known = entry.live.borrow().seq;
+            if !resync && target.is_none_or(|t| known >= t) {
                 continue;
             }
             let mut study = entry.lock();

@@ -132,6 +132,8 @@ pub struct AppState {
 struct Inner {
     store: Arc<dyn Store>,
     studies: Mutex<HashMap<String, Arc<Entry>>>,
+    /// Held while a study is opened (its log replayed).
+    opening: Mutex<()>,
     admin_token: Option<String>,
     /// Whether the store's change feed keeps the open studies current ([`AppState::follow`]):
     /// reads then skip the store.
@@ -157,6 +159,7 @@ impl AppState {
             inner: Arc::new(Inner {
                 store,
                 studies: Mutex::new(HashMap::new()),
+                opening: Mutex::new(()),
                 admin_token,
                 following: AtomicBool::new(false),
                 feed: Mutex::new(None),
@@ -230,7 +233,13 @@ impl AppState {
         if let Some(e) = self.cached(name) {
             return Ok(e);
         }
-        // Replay without holding the map, so that other studies are served meanwhile.
+        // One replay at a time, not one per request that arrives meanwhile (hundreds of
+        // phones reconnecting to a fresh replica); without holding the map, so that open
+        // studies are served meanwhile.
+        let _one = self.inner.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = self.cached(name) {
+            return Ok(e);
+        }
         let study = LiveStudy::open(self.inner.store.clone(), name)?;
         let mut map = self.inner.studies.lock().unwrap_or_else(|p| p.into_inner());
         Ok(map

@@ -478,6 +478,23 @@ impl LiveStudy {
         &mut self,
         requests: &[BallotRequest],
     ) -> StudyResult<Vec<StudyResult<Outcome>>> {
+        let outcomes = self.store_ballots(requests)?;
+        if self.pending.is_none() {
+            // The ballots are stored: acknowledge them even if the next query cannot be
+            // stored now (the next call's catch-up asks again).
+            let _ = self.advance();
+        }
+        Ok(outcomes)
+    }
+
+    /// [`LiveStudy::ballots`] without asking the next query when a ballot completes the
+    /// open one: a server acknowledges the stored ballots first, then calls
+    /// [`LiveStudy::catch_up`], which asks it (every operation that changes the study
+    /// catches up first, so the question is asked in any case).
+    pub fn store_ballots(
+        &mut self,
+        requests: &[BallotRequest],
+    ) -> StudyResult<Vec<StudyResult<Outcome>>> {
         if requests.is_empty() {
             return Ok(Vec::new());
         }
@@ -534,11 +551,6 @@ impl LiveStudy {
         }
         if !events.is_empty() {
             self.append(events)?;
-        }
-        if complete {
-            // The ballots are stored: acknowledge them even if the next query cannot be
-            // stored now (the next call's catch-up asks again).
-            let _ = self.advance();
         }
         Ok(outcomes)
     }
