@@ -6,7 +6,7 @@
 //! event is committed to the store (a SQLite file or a PostgreSQL database), so a crash
 //! loses no acknowledged vote, and a restarted server replays the log to the exact same
 //! next query. The ballots that arrive for a study while its previous ones are being
-//! stored are stored together, in one transaction ([`batch`]: group commit).
+//! stored are stored together, in one transaction (group commit).
 //!
 //! **Replicas.** On PostgreSQL, several servers may serve the same studies, and a
 //! participant may reach any of them. Each server follows the database's change feed

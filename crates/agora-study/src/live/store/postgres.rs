@@ -328,7 +328,7 @@ impl Store for PostgresStore {
         })
     }
 
-    /// LISTEN on a connection of its own (see [`listen`]).
+    /// LISTEN on a connection of its own, reconnecting after a loss (see the module docs).
     fn subscribe(&self, on_change: ChangeHandler) -> StoreResult<Option<Subscription>> {
         listen::subscribe(&self.url, on_change).map(Some)
     }
