@@ -85,7 +85,7 @@ fn kill_9_under_load_loses_no_acknowledged_vote_and_resumes_exactly() {
         let stop = Arc::new(AtomicBool::new(false));
         let load = {
             let (voters, stop) = (voters.clone(), stop.clone());
-            std::thread::spawn(move || run_voters(addr, "load", &voters, u64::MAX, stop))
+            std::thread::spawn(move || run_voters(&[addr], "load", &voters, u64::MAX, stop))
         };
         std::thread::sleep(Duration::from_millis(wait_ms));
         server.kill().unwrap(); // SIGKILL

@@ -5,7 +5,15 @@
 //! adds tokens, JSON and live updates. A ballot is acknowledged (HTTP 200) only after its
 //! event is committed to the store (a SQLite file or a PostgreSQL database), so a crash
 //! loses no acknowledged vote, and a restarted server replays the log to the exact same
-//! next query.
+//! next query. The ballots that arrive for a study while its previous ones are being
+//! stored are stored together, in one transaction (group commit).
+//!
+//! **Replicas.** On PostgreSQL, several servers may serve the same studies, and a
+//! participant may reach any of them. Each server follows the database's change feed
+//! ([`AppState::follow`]: LISTEN/NOTIFY), reads what the others append to the studies it
+//! holds, and announces it on its own live streams; before every change it catches up
+//! with the log, and when another server appended first it catches up and tries again.
+//! The log's sequence numbers keep the servers from ever diverging.
 //!
 //! **Tokens.** Each study has a facilitator token (everything, except writing someone
 //! else's private vote) and one token per participant (their own ballots; public
@@ -17,16 +25,20 @@
 //! **Errors** are JSON: `{"error": {"code": …, "message": …}}` with 400 (bad input: the
 //! message names the field and the allowed values), 401 (no or unknown token), 403 (token
 //! not allowed to do this), 404 (unknown study or route), 409 (the query is no longer
-//! open), 413 (body over 64 KiB), 500 (the store failed) and 503 (the database server is
-//! unreachable: retry; the next request reconnects).
+//! open), 413 (body over 64 KiB), 500 (the store failed) and 503 with `Retry-After`
+//! (`unavailable`: the database server is unreachable, the next request reconnects;
+//! `busy`: other servers kept writing to the study at the same moment): nothing was
+//! stored, send the request again.
 
+mod batch;
 pub mod bench;
 pub mod demo;
+mod follow;
 pub mod load;
 
 use agora_study::live::{
-    Actor, Ballot, LiveStudy, Outcome, SqliteStore, StorageUrl, Store, StoreError, StudyError,
-    StudySpec,
+    Actor, Ballot, BallotRequest, LiveStudy, Outcome, SqliteStore, StorageUrl, Store, StoreError,
+    StoredStudy, StudyError, StudySpec, Subscription,
 };
 use axum::Router;
 use axum::body::Bytes;
@@ -35,9 +47,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
@@ -51,10 +65,62 @@ const INDEX_HTML: &str = include_str!("../web/index.html");
 const APP_JS: &str = include_str!("../web/app.js");
 const STYLE_CSS: &str = include_str!("../web/style.css");
 
-/// One open study: its state and a channel announcing changes (the log length).
+/// How many times an operation is run again when another process appended first
+/// ([`StoreError::Conflict`]) before the request fails with 503 (retry later).
+const CONFLICT_RETRIES: u32 = 16;
+
+/// What a study's live stream announces: the log length and the open query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Live {
+    /// Events in the log.
+    pub seq: u64,
+    /// The open query's id, if a query is open.
+    pub query: Option<u64>,
+}
+
+impl Live {
+    fn of(s: &LiveStudy) -> Live {
+        Live {
+            seq: s.seq(),
+            query: s.pending().map(|q| q.id),
+        }
+    }
+}
+
+/// One open study: its definition and tokens, its state, the ballots waiting to be
+/// stored together ([`batch`]) and a channel announcing changes.
 struct Entry {
+    stored: StoredStudy,
     study: Mutex<LiveStudy>,
-    changed: watch::Sender<u64>,
+    ballots: batch::Queue,
+    live: watch::Sender<Live>,
+}
+
+impl Entry {
+    fn new(study: LiveStudy) -> Entry {
+        let (live, _) = watch::channel(Live::of(&study));
+        Entry {
+            stored: study.stored().clone(),
+            study: Mutex::new(study),
+            ballots: batch::Queue::default(),
+            live,
+        }
+    }
+
+    /// The study, locked (a panic of an earlier holder does not lock it for good).
+    fn lock(&self) -> std::sync::MutexGuard<'_, LiveStudy> {
+        self.study.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Tell the live streams when the log or the open query changed.
+    fn announce(&self, s: &LiveStudy) {
+        let now = Live::of(s);
+        self.live.send_if_modified(|v| {
+            let changed = *v != now;
+            *v = now;
+            changed
+        });
+    }
 }
 
 /// What the handlers share.
@@ -66,7 +132,24 @@ pub struct AppState {
 struct Inner {
     store: Arc<dyn Store>,
     studies: Mutex<HashMap<String, Arc<Entry>>>,
+    /// Held while a study is opened (its log replayed).
+    opening: Mutex<()>,
     admin_token: Option<String>,
+    /// Whether the store's change feed keeps the open studies current ([`AppState::follow`]):
+    /// reads then skip the store.
+    following: AtomicBool,
+    /// The change feed, while followed.
+    feed: Mutex<Option<Subscription>>,
+    /// The most ballots stored in one transaction (0: all that are waiting).
+    batch_limit: std::sync::atomic::AtomicUsize,
+}
+
+impl Inner {
+    /// The open studies.
+    fn entries(&self) -> Vec<(String, Arc<Entry>)> {
+        let map = self.studies.lock().unwrap_or_else(|p| p.into_inner());
+        map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
 }
 
 impl AppState {
@@ -76,7 +159,11 @@ impl AppState {
             inner: Arc::new(Inner {
                 store,
                 studies: Mutex::new(HashMap::new()),
+                opening: Mutex::new(()),
                 admin_token,
+                following: AtomicBool::new(false),
+                feed: Mutex::new(None),
+                batch_limit: std::sync::atomic::AtomicUsize::new(0),
             }),
         }
     }
@@ -87,12 +174,46 @@ impl AppState {
         Ok(AppState::new(Arc::new(store), admin_token))
     }
 
-    /// State over the store `storage` names (created if missing).
+    /// State over the store `storage` names (created if missing), following its change
+    /// feed when it has one ([`AppState::follow`]: PostgreSQL).
     pub fn open_storage(
         storage: &StorageUrl,
         admin_token: Option<String>,
     ) -> Result<AppState, StoreError> {
-        Ok(AppState::new(storage.open(true)?, admin_token))
+        let state = AppState::new(storage.open(true)?, admin_token);
+        state.follow()?;
+        Ok(state)
+    }
+
+    /// Follow the store's change feed, when it has one (PostgreSQL's LISTEN/NOTIFY), so
+    /// that several servers can share one database: what another server or process
+    /// appends to a study this server holds is read (on a thread of its own, a burst of
+    /// changes at a time) and announced to this server's live streams, and reads answer
+    /// from memory. When the feed loses its connection, reads go to the store again until
+    /// it is back and every open study has been read again. Returns whether the store has
+    /// a feed (SQLite has none: every request then reads the log first, as the CLI may
+    /// write the same file).
+    pub fn follow(&self) -> Result<bool, StoreError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let feed = self.inner.store.subscribe(Box::new(move |c| {
+            let _ = tx.send(c);
+        }))?;
+        let Some(feed) = feed else {
+            return Ok(false);
+        };
+        follow::spawn(Arc::downgrade(&self.inner), rx).map_err(|e| StoreError::Unavailable {
+            reason: format!("could not start the thread that follows the store: {e}"),
+        })?;
+        *self.inner.feed.lock().unwrap_or_else(|p| p.into_inner()) = Some(feed);
+        self.inner.following.store(true, Ordering::SeqCst);
+        Ok(true)
+    }
+
+    /// Store at most `limit` ballots of a study in one transaction (0, the default: all
+    /// that are waiting; 1: each ballot in a transaction of its own, as without group
+    /// commit, for comparison).
+    pub fn set_batch_limit(&self, limit: usize) {
+        self.inner.batch_limit.store(limit, Ordering::Relaxed);
     }
 
     /// The store.
@@ -100,23 +221,46 @@ impl AppState {
         self.inner.store.clone()
     }
 
+    /// The open study `name`, if this server holds it.
+    fn cached(&self, name: &str) -> Option<Arc<Entry>> {
+        let map = self.inner.studies.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(name).cloned()
+    }
+
+    /// The study `name`, opened (its log replayed) the first time. Blocks: call it on a
+    /// blocking thread, or [`AppState::entry_async`].
     fn entry(&self, name: &str) -> Result<Arc<Entry>, ApiError> {
-        let mut map = self.inner.studies.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = map.get(name) {
-            return Ok(e.clone());
+        if let Some(e) = self.cached(name) {
+            return Ok(e);
+        }
+        // One replay at a time, not one per request that arrives meanwhile (hundreds of
+        // phones reconnecting to a fresh replica); without holding the map, so that open
+        // studies are served meanwhile.
+        let _one = self.inner.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = self.cached(name) {
+            return Ok(e);
         }
         let study = LiveStudy::open(self.inner.store.clone(), name)?;
-        let (tx, _) = watch::channel(study.seq());
-        let e = Arc::new(Entry {
-            study: Mutex::new(study),
-            changed: tx,
-        });
-        map.insert(name.to_string(), e.clone());
-        Ok(e)
+        let mut map = self.inner.studies.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(map
+            .entry(name.to_string())
+            .or_insert_with(|| Arc::new(Entry::new(study)))
+            .clone())
+    }
+
+    /// [`AppState::entry`] from async code.
+    async fn entry_async(&self, name: &str) -> Result<Arc<Entry>, ApiError> {
+        if let Some(e) = self.cached(name) {
+            return Ok(e);
+        }
+        let (state, name) = (self.clone(), name.to_string());
+        tokio::task::spawn_blocking(move || state.entry(&name))
+            .await
+            .map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
     }
 
     /// Run `f` on the study `name` on a blocking thread, announcing a change when the log
-    /// grew.
+    /// or the open query changed.
     async fn with_study<T, F>(&self, name: String, f: F) -> Result<T, ApiError>
     where
         T: Send + 'static,
@@ -125,17 +269,37 @@ impl AppState {
         let state = self.clone();
         tokio::task::spawn_blocking(move || {
             let entry = state.entry(&name)?;
-            let mut study = entry.study.lock().unwrap_or_else(|p| p.into_inner());
-            let before = study.seq();
+            let mut study = entry.lock();
             let out = f(&mut study);
-            let after = study.seq();
-            if after != before {
-                entry.changed.send_replace(after);
-            }
+            entry.announce(&study);
             out
         })
         .await
         .map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
+    }
+
+    /// Run a change `op` on the study `name`, again (after catching up) each time another
+    /// process appended first, up to [`CONFLICT_RETRIES`] times.
+    async fn change<T, F>(&self, name: String, op: F) -> Result<(T, u64, Option<u64>), ApiError>
+    where
+        T: Send + 'static,
+        F: Fn(&mut LiveStudy) -> Result<T, StudyError> + Send + 'static,
+    {
+        self.with_study(name, move |s| {
+            let mut conflicts = 0;
+            loop {
+                match op(s) {
+                    Err(StudyError::Store(StoreError::Conflict { .. }))
+                        if conflicts < CONFLICT_RETRIES =>
+                    {
+                        conflicts += 1;
+                    }
+                    Err(e) => return Err(ApiError::from_change(e)),
+                    Ok(v) => return Ok((v, s.seq(), s.pending().map(|q| q.id))),
+                }
+            }
+        })
+        .await
     }
 
     /// Create a study (as the server's owner would) and return its stored record.
@@ -145,15 +309,8 @@ impl AppState {
     ) -> Result<agora_study::live::StoredStudy, ApiError> {
         let study = LiveStudy::create(self.inner.store.clone(), spec)?;
         let stored = study.stored().clone();
-        let (tx, _) = watch::channel(study.seq());
         let mut map = self.inner.studies.lock().unwrap_or_else(|p| p.into_inner());
-        map.insert(
-            stored.spec.name.clone(),
-            Arc::new(Entry {
-                study: Mutex::new(study),
-                changed: tx,
-            }),
-        );
+        map.insert(stored.spec.name.clone(), Arc::new(Entry::new(study)));
         Ok(stored)
     }
 
@@ -165,34 +322,40 @@ impl AppState {
         query_id: u64,
         ballot: Ballot,
     ) -> Result<Outcome, ApiError> {
-        let p = participant.to_string();
-        self.with_study(study.to_string(), move |s| {
-            Ok(s.ballot(&Actor::Participant(p.clone()), query_id, &p, ballot)?)
-        })
-        .await
+        let request = BallotRequest {
+            actor: Actor::Participant(participant.to_string()),
+            query_id,
+            participant: participant.to_string(),
+            ballot,
+        };
+        Ok(self.cast_ballot(study, request).await?.outcome)
     }
 
-    /// Run `f` on a study (read-only use).
+    /// Run `f` on a study (read-only use), after reading what other processes appended
+    /// (unless the change feed keeps it current: [`AppState::follow`]).
     pub async fn inspect<T, F>(&self, study: &str, f: F) -> Result<T, ApiError>
     where
         T: Send + 'static,
         F: FnOnce(&LiveStudy) -> T + Send + 'static,
     {
+        let following = self.inner.following.load(Ordering::SeqCst);
         self.with_study(study.to_string(), move |s| {
-            s.sync()?;
+            if !following {
+                s.sync()?;
+            }
             Ok(f(s))
         })
         .await
     }
 
-    /// A receiver that changes when the study's log grows.
-    pub fn subscribe(&self, study: &str) -> Result<watch::Receiver<u64>, ApiError> {
-        Ok(self.entry(study)?.changed.subscribe())
+    /// A receiver that changes when the study's log or open query changes.
+    pub async fn subscribe(&self, study: &str) -> Result<watch::Receiver<Live>, ApiError> {
+        Ok(self.entry_async(study).await?.live.subscribe())
     }
 }
 
 /// An API error with its HTTP status and a machine-readable code.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ApiError {
     status: StatusCode,
     code: &'static str,
@@ -232,6 +395,23 @@ impl ApiError {
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.status
+    }
+
+    /// The error of a change that failed: a conflict still there after
+    /// [`CONFLICT_RETRIES`] retries is 503 (busy: retry later), the rest as
+    /// [`From<StudyError>`] says.
+    fn from_change(e: StudyError) -> ApiError {
+        match e {
+            StudyError::Store(StoreError::Conflict { study, .. }) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                format!(
+                    "study `{study}` kept changing underneath (other servers or processes \
+                     are writing to it at the same time); nothing was stored: retry"
+                ),
+            ),
+            e => ApiError::from(e),
+        }
     }
 }
 
@@ -405,17 +585,14 @@ fn check_name(name: &str) -> Result<(), ApiError> {
 async fn actor(state: &AppState, name: &str, token: Option<String>) -> Result<Actor, ApiError> {
     check_name(name)?;
     let token = token.ok_or_else(ApiError::unauthorized)?;
-    state
-        .with_study(name.to_string(), move |s| {
-            s.actor_for_token(&token).ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::UNAUTHORIZED,
-                    "unauthorized",
-                    "unknown token for this study",
-                )
-            })
-        })
-        .await
+    let entry = state.entry_async(name).await?;
+    entry.stored.actor_for_token(&token).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "unknown token for this study",
+        )
+    })
 }
 
 #[derive(Serialize)]
@@ -470,8 +647,13 @@ struct BallotBody {
     ballot: Ballot,
 }
 
-/// A POST that changes the study: parse the body as `B`, run `op` as the token's actor, and
-/// reply with the outcome, the log length and the open query.
+/// The reply to a change: the outcome, the log length and the open query.
+fn changed(outcome: Outcome, seq: u64, open: Option<u64>) -> Response {
+    axum::Json(json!({"outcome": outcome, "seq": seq, "open_query": open})).into_response()
+}
+
+/// A POST that changes the study: parse the body as `B`, run `op` as the token's actor
+/// (again when another process appended first), and reply with [`changed`].
 async fn mutate<B, F>(
     state: AppState,
     ctx: Ctx,
@@ -479,19 +661,14 @@ async fn mutate<B, F>(
     op: F,
 ) -> Result<Response, ApiError>
 where
-    B: serde::de::DeserializeOwned + Send + 'static,
-    F: FnOnce(&mut LiveStudy, &Actor, B) -> Result<Outcome, ApiError> + Send + 'static,
+    B: serde::de::DeserializeOwned + Send + Sync + 'static,
+    F: Fn(&mut LiveStudy, &Actor, &B) -> Result<Outcome, StudyError> + Send + 'static,
 {
     let body = body_ok(body)?;
     let a = actor(&state, &ctx.name, ctx.token).await?;
     let b: B = parse_body(&body)?;
-    let (outcome, seq, open) = state
-        .with_study(ctx.name, move |s| {
-            let o = op(s, &a, b)?;
-            Ok((o, s.seq(), s.pending().map(|q| q.id)))
-        })
-        .await?;
-    Ok(axum::Json(json!({"outcome": outcome, "seq": seq, "open_query": open})).into_response())
+    let (outcome, seq, open) = state.change(ctx.name, move |s| op(s, &a, &b)).await?;
+    Ok(changed(outcome, seq, open))
 }
 
 async fn ballot(
@@ -499,20 +676,27 @@ async fn ballot(
     ctx: Ctx,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    mutate(state, ctx, body, |s, a, b: BallotBody| {
-        let participant = match (&b.participant, a) {
-            (Some(p), _) => p.clone(),
-            (None, Actor::Participant(p)) => p.clone(),
-            (None, _) => {
-                return Err(ApiError::bad(
-                    "participant",
-                    "the facilitator must name the participant whose (public) vote this is",
-                ));
-            }
-        };
-        Ok(s.ballot(a, b.query_id, &participant, b.ballot)?)
-    })
-    .await
+    let body = body_ok(body)?;
+    let a = actor(&state, &ctx.name, ctx.token).await?;
+    let b: BallotBody = parse_body(&body)?;
+    let participant = match (b.participant, &a) {
+        (Some(p), _) => p,
+        (None, Actor::Participant(p)) => p.clone(),
+        (None, _) => {
+            return Err(ApiError::bad(
+                "participant",
+                "the facilitator must name the participant whose (public) vote this is",
+            ));
+        }
+    };
+    let request = BallotRequest {
+        actor: a,
+        query_id: b.query_id,
+        participant,
+        ballot: b.ballot,
+    };
+    let done = state.cast_ballot(&ctx.name, request).await?;
+    Ok(changed(done.outcome, done.seq, done.open))
 }
 
 async fn answer(
@@ -520,8 +704,8 @@ async fn answer(
     ctx: Ctx,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    mutate(state, ctx, body, |s, a, ans: agora_core::Answer| {
-        Ok(s.tell(a, ans)?)
+    mutate(state, ctx, body, |s, a, ans: &agora_core::Answer| {
+        s.tell(a, ans.clone())
     })
     .await
 }
@@ -537,8 +721,8 @@ async fn close(
     ctx: Ctx,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
-    mutate(state, ctx, body, |s, a, b: CloseBody| {
-        Ok(s.close(a, b.query_id)?)
+    mutate(state, ctx, body, |s, a, b: &CloseBody| {
+        s.close(a, b.query_id)
     })
     .await
 }
@@ -586,15 +770,29 @@ async fn plot(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiEr
 async fn stream(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
     let name = ctx.name;
     actor(&state, &name, ctx.token).await?;
-    let rx = state.subscribe(&name)?;
-    let s = futures_util::stream::unfold((rx, true), |(mut rx, first)| async move {
-        if !first && rx.changed().await.is_err() {
-            return None;
-        }
-        let seq = *rx.borrow_and_update();
-        let ev = SseEvent::default().event("changed").data(seq.to_string());
-        Some((Ok::<_, std::convert::Infallible>(ev), (rx, false)))
-    });
+    let rx = state.subscribe(&name).await?;
+    // `changed` on every change; `query` when the open query changed (both at once first).
+    let s =
+        futures_util::stream::unfold((rx, None), |(mut rx, last): (_, Option<Live>)| async move {
+            if last.is_some() && rx.changed().await.is_err() {
+                return None;
+            }
+            let now = *rx.borrow_and_update();
+            let mut events = vec![
+                SseEvent::default()
+                    .event("changed")
+                    .data(now.seq.to_string()),
+            ];
+            if last.map(|l| l.query) != Some(now.query) {
+                let q = now
+                    .query
+                    .map_or_else(|| "none".to_string(), |q| q.to_string());
+                events.push(SseEvent::default().event("query").data(q));
+            }
+            let events = events.into_iter().map(Ok::<_, std::convert::Infallible>);
+            Some((futures_util::stream::iter(events), (rx, Some(now))))
+        })
+        .flatten();
     Ok(Sse::new(s).keep_alive(KeepAlive::default()).into_response())
 }
 
@@ -694,9 +892,27 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Connections waiting to be accepted before new ones are refused. The usual 128 is too
+/// few when hundreds of phones send their ballots the moment a question opens: connects
+/// beyond it are dropped and retried by the client a second later.
+pub const LISTEN_BACKLOG: u32 = 1024;
+
+/// A listener on `addr` with a backlog of [`LISTEN_BACKLOG`] (the system may cap it:
+/// `net.core.somaxconn`).
+pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// Serve `router(state)` on `addr` until Ctrl-C.
 pub async fn serve(state: AppState, addr: std::net::SocketAddr) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = listen(addr)?;
     axum::serve(listener, router(state))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
@@ -718,5 +934,20 @@ mod tests {
         assert_eq!(r.headers()[header::RETRY_AFTER], "1");
         let r = ApiError::from(StudyError::Store(StoreError::Corrupt("x".into()))).into_response();
         assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    #[test]
+    fn a_conflict_left_after_the_retries_is_503_busy_with_retry_after() {
+        let e = StudyError::Store(StoreError::Conflict {
+            study: "meet".into(),
+            expected: 4,
+            found: 6,
+        });
+        let a = ApiError::from_change(e);
+        assert_eq!(a.code, "busy");
+        assert!(a.message.contains("retry"), "{}", a.message);
+        let r = a.into_response();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()[header::RETRY_AFTER], "1");
     }
 }

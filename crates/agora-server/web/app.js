@@ -120,7 +120,9 @@
             (!q || q.query_id !== lastQueryId)) {
           setNotice(q ? 'The last round is closed: here is a new question.' : 'The last round is closed.');
         }
-        lastQueryId = q ? q.query_id : null;
+        // Kept while no question is open (the next one is being computed, or stored by
+        // another server), so that the next question is announced as new.
+        if (q) lastQueryId = q.query_id;
         data = d;
         render();
       }

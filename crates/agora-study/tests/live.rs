@@ -2,8 +2,8 @@
 
 use agora_core::{Answer, AnswerKind, Channel, Point, QueryKind, Space};
 use agora_study::live::{
-    Actor, Ballot, EventKind, LiveStudy, MethodSpec, Outcome, SqliteStore, Store, StudyError,
-    StudySpec,
+    Actor, Ballot, BallotRequest, Event, EventKind, LiveStudy, MethodSpec, Outcome, SqliteStore,
+    Store, StudyError, StudySpec,
 };
 use std::sync::Arc;
 
@@ -478,4 +478,174 @@ fn a_rating_study_collects_one_rating_per_person_and_resumes_exactly() {
     }
     let r = s.recommendation().unwrap();
     assert!(r.value_meaning.contains("welfare"));
+}
+
+/// A store that counts its appends (each is one transaction).
+struct Counting {
+    inner: SqliteStore,
+    appends: std::sync::atomic::AtomicUsize,
+}
+
+impl Store for Counting {
+    fn create(&self, study: &agora_study::live::StoredStudy) -> agora_study::live::StoreResult<()> {
+        self.inner.create(study)
+    }
+    fn list(&self) -> agora_study::live::StoreResult<Vec<String>> {
+        self.inner.list()
+    }
+    fn study(&self, name: &str) -> agora_study::live::StoreResult<agora_study::live::StoredStudy> {
+        self.inner.study(name)
+    }
+    fn events(&self, name: &str, from: u64) -> agora_study::live::StoreResult<Vec<Event>> {
+        self.inner.events(name, from)
+    }
+    fn append(
+        &self,
+        name: &str,
+        next: u64,
+        kinds: &[EventKind],
+    ) -> agora_study::live::StoreResult<Vec<Event>> {
+        self.appends
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.append(name, next, kinds)
+    }
+    fn schema_version(&self) -> agora_study::live::StoreResult<u32> {
+        self.inner.schema_version()
+    }
+}
+
+fn req(who: &str, query_id: u64, choice: usize) -> BallotRequest {
+    BallotRequest {
+        actor: Actor::Participant(who.into()),
+        query_id,
+        participant: who.into(),
+        ballot: Ballot::Vote {
+            choice: Some(choice),
+        },
+    }
+}
+
+/// Group commit: a batch of ballots is checked one by one as single ballots are (a repeat
+/// is a duplicate, a bad one is refused alone, a changed vote replaces the earlier one) and
+/// stored in one append; the ballot that completes the round ends the batch, and the rest
+/// is checked against the next question.
+#[test]
+fn a_batch_of_ballots_is_one_append_checked_one_by_one() {
+    let store = Arc::new(Counting {
+        inner: SqliteStore::in_memory().unwrap(),
+        appends: Default::default(),
+    });
+    let mut s = LiveStudy::create(
+        store.clone(),
+        spec(
+            "b",
+            MethodSpec::from_knobs("group-pairs", &[]).unwrap(),
+            &["ann", "bob", "cy", "dan"],
+        ),
+    )
+    .unwrap();
+    let q = s.pending().unwrap().id;
+    let seq0 = s.seq();
+    let appends = || store.appends.load(std::sync::atomic::Ordering::SeqCst);
+    let before = appends();
+    let mut eve = req("ann", q, 0);
+    eve.participant = "eve".into();
+    let batch = [
+        req("ann", q, 0),
+        req("bob", q, 1),
+        req("ann", q, 0),
+        eve,
+        req("ann", q, 1),
+        req("cy", q, 0),
+        req("dan", q, 1),
+        req("bob", q, 0),
+    ];
+    let out = s.ballots(&batch).unwrap();
+    assert_eq!(
+        out.len(),
+        7,
+        "the batch ends at the ballot that completes the round"
+    );
+    let ok: Vec<Option<Outcome>> = out.iter().map(|o| o.as_ref().ok().cloned()).collect();
+    use Outcome::*;
+    assert_eq!(
+        ok,
+        [
+            Some(Recorded),
+            Some(Recorded),
+            Some(Duplicate),
+            None,
+            Some(Recorded),
+            Some(Recorded),
+            Some(Answered)
+        ]
+    );
+    assert!(out[3].as_ref().unwrap_err().to_string().contains("eve"));
+    // One append for the ballots and the answer, one for the next question.
+    assert_eq!(appends() - before, 2);
+    let events = store.events("b", seq0).unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind.tag()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "ballot", "ballot", "ballot", "ballot", "ballot", "answered", "asked"
+        ]
+    );
+    let EventKind::Answered { answer, .. } = &events[5].kind else {
+        panic!("no answer");
+    };
+    assert_eq!(
+        answer.kind,
+        AnswerKind::Votes {
+            votes: vec![Some(1), Some(1), Some(0), Some(1)]
+        },
+        "ann's changed vote counts"
+    );
+    // The rest: bob's late ballot on the closed round is refused, nothing is stored.
+    let rest = s.ballots(&batch[7..]).unwrap();
+    assert!(matches!(rest[..], [Err(StudyError::NotPending(_))]));
+    assert_eq!(appends() - before, 2);
+}
+
+/// Another process stored a round's answer and died before storing the next question: a
+/// live study that catches up asks and stores it, the one an uninterrupted process asks.
+#[test]
+fn catching_up_asks_the_question_another_process_did_not_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let members = ["ann", "bob"];
+    let method = MethodSpec::from_knobs("group-pairs", &[]).unwrap();
+    let mut straight = LiveStudy::create(
+        Arc::new(SqliteStore::in_memory().unwrap()),
+        spec("d", method.clone(), &members),
+    )
+    .unwrap();
+    let store = open_file(dir.path(), "s.db");
+    let mut live = LiveStudy::create(store.clone(), spec("d", method, &members)).unwrap();
+    live.catch_up().unwrap();
+    let q = live.pending().unwrap().clone();
+    let (ann, bob) = (req("ann", q.id, 0), req("bob", q.id, 1));
+    straight.ballots(&[ann.clone(), bob.clone()]).unwrap();
+    // The other process: both ballots and the answer, then nothing.
+    let mut other = LiveStudy::open(open_file(dir.path(), "s.db"), "d").unwrap();
+    other.ballots(&[ann]).unwrap();
+    let events = straight.events(&Actor::Owner).unwrap();
+    let answered = events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::Answered { .. }))
+        .unwrap()
+        .kind
+        .clone();
+    let bob_ballot = EventKind::Ballot {
+        query_id: q.id,
+        participant: "bob".into(),
+        ballot: bob.ballot,
+    };
+    store
+        .append("d", other.seq(), &[bob_ballot, answered])
+        .unwrap();
+    assert!(live.pending().is_some(), "still on the old question");
+    live.catch_up().unwrap();
+    assert_eq!(live.pending(), straight.pending());
+    assert_ne!(live.pending().unwrap().id, q.id);
+    assert_eq!(store.events("d", 0).unwrap().len(), straight.seq() as usize);
 }

@@ -10,15 +10,17 @@
 
 use agora_core::{Answer, AnswerKind, Point, Query, QueryKind, Space};
 use agora_study::live::{
-    Actor, Ballot, EventKind, LiveStudy, MethodSpec, Outcome, SCHEMA_VERSION, StorageUrl, Store,
-    StoreError, StoredStudy, StudySpec, new_token, open_store,
+    Actor, Ballot, Change, EventKind, LiveStudy, MethodSpec, Outcome, SCHEMA_VERSION, StorageUrl,
+    Store, StoreError, StoredStudy, StudySpec, new_token, open_store,
 };
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, Once};
+use std::time::Duration;
 
 // ---------------------------------------------------------------------------------------
 // Backends
@@ -281,6 +283,7 @@ contract!(
     a_newer_schema_is_refused_and_left_untouched,
     a_corrupt_record_is_named_and_nothing_else_is_lost,
     a_live_study_resumes_exactly,
+    committed_appends_are_reported_to_subscribers,
 );
 
 // ---------------------------------------------------------------------------------------
@@ -921,12 +924,102 @@ impl Relay {
     }
 }
 
+/// A subscription whose changes arrive on a channel.
+fn subscribe(store: &dyn Store) -> Option<(agora_study::live::Subscription, Receiver<Change>)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sub = store
+        .subscribe(Box::new(move |c| {
+            let _ = tx.send(c);
+        }))
+        .unwrap();
+    sub.map(|s| (s, rx))
+}
+
+/// The next change (a generous bound: a feed that never says anything fails the test
+/// instead of hanging it).
+fn next_change(rx: &Receiver<Change>) -> Change {
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("no change reported within 30 s")
+}
+
+fn appended(study: &str, events: u64) -> Change {
+    Change::Appended {
+        study: study.into(),
+        events,
+    }
+}
+
+/// Every committed append, by any process, is reported with the log's new length, in
+/// order; an append that stores nothing (a conflict) reports nothing; another store in the
+/// same database (another schema) is not reported; dropping the subscription ends the feed.
+/// SQLite has no feed.
+fn committed_appends_are_reported_to_subscribers(b: &dyn Backend) {
+    let writer = open(b, true);
+    let reader = open(b, false);
+    let Some((sub, rx)) = subscribe(&*reader) else {
+        assert!(
+            b.url().starts_with("sqlite"),
+            "only SQLite has no change feed"
+        );
+        return;
+    };
+    writer.create(&stored("a", 1, &["ann"])).unwrap();
+    writer.append("a", 0, &[asked(0)]).unwrap();
+    writer
+        .append("a", 1, &[ballot(0, "ann", 1.0), answered(0)])
+        .unwrap();
+    assert!(matches!(
+        writer.append("a", 1, &[asked(1)]).unwrap_err(),
+        StoreError::Conflict { .. }
+    ));
+    if let Some(other) = PgBackend::new("feed_other") {
+        let elsewhere = open(&other, true);
+        elsewhere.create(&stored("a", 1, &["ann"])).unwrap();
+        elsewhere.append("a", 0, &[asked(0)]).unwrap();
+    }
+    writer.append("a", 3, &[asked(1)]).unwrap();
+    assert_eq!(next_change(&rx), appended("a", 1));
+    assert_eq!(next_change(&rx), appended("a", 3));
+    assert_eq!(next_change(&rx), appended("a", 4));
+    drop(sub);
+    loop {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(_) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => panic!("the feed did not stop"),
+        }
+    }
+}
+
+/// The feed's connection breaks: it says so ([`Change::Lost`]), reconnects, says that
+/// changes may have been missed ([`Change::Resync`]), and reports appends again.
 #[test]
-fn a_lost_connection_is_retryable_and_the_next_call_reconnects() {
-    let Some(b) = PgBackend::new("lost_connection") else {
+fn a_lost_feed_says_so_and_resyncs_when_back() {
+    let Some(b) = PgBackend::new("feed_lost") else {
         return;
     };
     let url = b.url();
+    let Some((relay, via)) = relayed(&url) else {
+        return;
+    };
+    let writer = open(&b, true);
+    writer.create(&stored("a", 1, &["ann"])).unwrap();
+    let reader = open_store(&via, false).unwrap();
+    let (_sub, rx) = subscribe(&*reader).unwrap();
+    writer.append("a", 0, &[asked(0)]).unwrap();
+    assert_eq!(next_change(&rx), appended("a", 1));
+    relay.cut(true);
+    assert_eq!(next_change(&rx), Change::Lost);
+    // Unreported: the feed is down.
+    writer.append("a", 1, &[answered(0)]).unwrap();
+    relay.restore();
+    assert_eq!(next_change(&rx), Change::Resync);
+    writer.append("a", 2, &[asked(1)]).unwrap();
+    assert_eq!(next_change(&rx), appended("a", 3));
+}
+
+/// A relay to the server of `url` (host:port over IPv4) and `url` through it.
+fn relayed(url: &str) -> Option<(Relay, String)> {
     // host:port between the credentials and the database.
     let at = url
         .rfind('@')
@@ -935,7 +1028,7 @@ fn a_lost_connection_is_retryable_and_the_next_call_reconnects() {
     let server = &url[at..end];
     if server.is_empty() || server.starts_with('[') {
         println!("skipped: AGORA_TEST_POSTGRES is not host:port over IPv4");
-        return;
+        return None;
     }
     let server = if server.contains(':') {
         server.to_string()
@@ -944,6 +1037,18 @@ fn a_lost_connection_is_retryable_and_the_next_call_reconnects() {
     };
     let relay = Relay::start(server);
     let via = format!("{}127.0.0.1:{}{}", &url[..at], relay.port, &url[end..]);
+    Some((relay, via))
+}
+
+#[test]
+fn a_lost_connection_is_retryable_and_the_next_call_reconnects() {
+    let Some(b) = PgBackend::new("lost_connection") else {
+        return;
+    };
+    let url = b.url();
+    let Some((relay, via)) = relayed(&url) else {
+        return;
+    };
     let s = open_store(&via, true).unwrap();
     s.create(&stored("a", 1, &["ann"])).unwrap();
     let acked = s.append("a", 0, &[asked(0)]).unwrap();

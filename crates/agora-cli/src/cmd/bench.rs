@@ -1,6 +1,7 @@
 //! `agora bench ...`: benchmarks printed beside the Python anchors' numbers.
 
 use super::{emit, write_json};
+use agora_study::live::StorageUrl;
 use anyhow::Result;
 use clap::Subcommand;
 use std::path::PathBuf;
@@ -110,8 +111,9 @@ pub enum Bench {
         #[arg(long)]
         json: Option<PathBuf>,
     },
-    /// 50 concurrent voters on loopback against `agora serve`'s API and a SQLite file:
-    /// ballot latency (p50/p95/p99) and a check that every acknowledged vote is stored once.
+    /// Concurrent voters on loopback against `agora serve`'s API: one server on a SQLite
+    /// file and, with --storage, several replicas on one PostgreSQL database; ballot
+    /// latency (p50/p95/p99) and a check that every acknowledged vote is stored once.
     Serve {
         /// Concurrent voters.
         #[arg(long, default_value_t = 50)]
@@ -119,7 +121,19 @@ pub enum Bench {
         /// Rounds (every voter votes once per round).
         #[arg(long, default_value_t = 20)]
         rounds: u64,
-        /// Also write the row as JSON here.
+        /// Servers sharing the PostgreSQL database given with --storage.
+        #[arg(long, default_value_t = 1)]
+        replicas: usize,
+        /// A PostgreSQL database (postgresql://user:password@host:port/database) for a
+        /// second run beside the SQLite one; the bench works in a schema of its own there
+        /// and drops it afterwards.
+        #[arg(long, value_name = "URL")]
+        storage: Option<String>,
+        /// The most ballots stored in one transaction: 0 for all that are waiting (group
+        /// commit), 1 for one each (as without group commit).
+        #[arg(long, default_value_t = 0)]
+        batch_limit: usize,
+        /// Also write the rows as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -251,10 +265,32 @@ pub fn run(which: Bench, progress: bool) -> Result<()> {
         Bench::Serve {
             voters,
             rounds,
+            replicas,
+            storage,
+            batch_limit,
             json,
         } => {
-            let b = agora_server::bench::serve(voters, rounds).map_err(anyhow::Error::msg)?;
-            emit(&agora_server::bench::table(&b), &b, json.as_deref())?;
+            let postgres = match storage.as_deref().map(StorageUrl::parse).transpose()? {
+                None => None,
+                Some(StorageUrl::Postgres(url)) => Some(url),
+                Some(StorageUrl::Sqlite(_)) => anyhow::bail!(
+                    "invalid `storage`: bench serve runs SQLite on a fresh temporary file by \
+                     itself; --storage takes a PostgreSQL database (postgresql://...)"
+                ),
+            };
+            let opts = agora_server::bench::ServeOptions {
+                voters,
+                rounds,
+                replicas,
+                postgres,
+                batch_limit,
+            };
+            let rows = agora_server::bench::serve(&opts).map_err(anyhow::Error::msg)?;
+            emit(
+                &agora_server::bench::table(&rows, batch_limit),
+                &rows,
+                json.as_deref(),
+            )?;
         }
         Bench::Bo {
             methods,

@@ -82,6 +82,12 @@ pub fn run(args: ServeArgs) -> Result<()> {
             );
         }
     }
+    if storage.sqlite_path().is_none() {
+        println!(
+            "  following the database's changes: replicas of this server on the same database \
+             serve the same studies"
+        );
+    }
     println!("Press Ctrl-C to stop.");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

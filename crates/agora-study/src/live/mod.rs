@@ -12,10 +12,11 @@ pub mod study;
 pub use reply::{Input, Names, Pick, Reply, ReplyContext, Submission, letter, submission};
 pub use spec::{METHOD_NAMES, MethodSpec, StudySpec};
 pub use store::{
-    Ballot, Event, EventKind, PostgresStore, PostgresUrl, SCHEMA_VERSION, SqliteStore, StorageUrl,
-    Store, StoreError, StoreResult, StoredStudy, new_token, open_store,
+    Ballot, Change, ChangeHandler, Event, EventKind, PostgresStore, PostgresUrl, SCHEMA_VERSION,
+    ScratchSchema, SqliteStore, StorageUrl, Store, StoreError, StoreResult, StoredStudy,
+    Subscription, new_token, open_store,
 };
 pub use study::{
-    Actor, HeldQuery, LiveStudy, OptionView, Outcome, PendingView, Recommendation, Status,
-    StudyError, StudyResult, iso_utc,
+    Actor, BallotRequest, HeldQuery, LiveStudy, OptionView, Outcome, PendingView, Recommendation,
+    Status, StudyError, StudyResult, iso_utc,
 };

@@ -74,6 +74,19 @@ impl Actor {
     }
 }
 
+/// One participant's ballot, as [`LiveStudy::ballots`] takes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BallotRequest {
+    /// Who sends it.
+    pub actor: Actor,
+    /// The query voted on.
+    pub query_id: u64,
+    /// Whose ballot it is.
+    pub participant: String,
+    /// The vote or rating.
+    pub ballot: Ballot,
+}
+
 /// What a submission did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -328,14 +341,7 @@ impl LiveStudy {
 
     /// Which actor a token belongs to.
     pub fn actor_for_token(&self, token: &str) -> Option<Actor> {
-        if constant_time_eq(token, &self.stored.facilitator_token) {
-            return Some(Actor::Facilitator);
-        }
-        self.stored
-            .participant_tokens
-            .iter()
-            .position(|t| constant_time_eq(token, t))
-            .map(|i| Actor::Participant(self.stored.spec.participants[i].clone()))
+        self.stored.actor_for_token(token)
     }
 
     /// Apply events other processes appended since this one last looked. When this
@@ -375,6 +381,21 @@ impl LiveStudy {
         let mut fresh = LiveStudy::from_stored(self.store.clone(), self.stored.clone())?;
         fresh.sync()?;
         *self = fresh;
+        Ok(())
+    }
+
+    /// [`LiveStudy::sync`], then, when no query is open, ask and store the next one: another
+    /// process may have stored an answer and not yet its next query (or died in between),
+    /// or this one failed to store it. A strategy that cannot ask leaves the study
+    /// [`LiveStudy::stalled`] and is not an error here; a store's failure is.
+    pub fn catch_up(&mut self) -> StudyResult<()> {
+        self.sync()?;
+        if self.pending.is_none() {
+            match self.advance() {
+                Ok(()) | Err(StudyError::Input(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
         Ok(())
     }
 
@@ -661,7 +682,119 @@ impl LiveStudy {
         participant: &str,
         ballot: Ballot,
     ) -> StudyResult<Outcome> {
-        self.sync()?;
+        let request = BallotRequest {
+            actor: actor.clone(),
+            query_id,
+            participant: participant.to_string(),
+            ballot,
+        };
+        self.ballots(std::slice::from_ref(&request))?
+            .pop()
+            .unwrap_or_else(|| Err(Error::State("the ballot was not processed".into()).into()))
+    }
+
+    /// Several ballots stored in one transaction (group commit). Each is checked in order
+    /// as [`LiveStudy::ballot`] checks it, against the study with the earlier ones cast;
+    /// those accepted are appended together, so each is acknowledged only once all are
+    /// committed. A ballot that completes the open query ends the batch: its answer is
+    /// stored with it, the next query is asked, and the requests after it are left for
+    /// the next call.
+    ///
+    /// Returns the outcomes of the first `n >= 1` requests (all of them unless one
+    /// completed the query); call again with the rest. An `Err` means nothing was stored
+    /// and applies to every request passed: the store failed, or another process appended
+    /// first ([`StoreError::Conflict`]: this study has caught up, so call again).
+    pub fn ballots(
+        &mut self,
+        requests: &[BallotRequest],
+    ) -> StudyResult<Vec<StudyResult<Outcome>>> {
+        let outcomes = self.store_ballots(requests)?;
+        if self.pending.is_none() {
+            // The ballots are stored: acknowledge them even if the next query cannot be
+            // stored now (the next call's catch-up asks again).
+            let _ = self.advance();
+        }
+        Ok(outcomes)
+    }
+
+    /// [`LiveStudy::ballots`] without asking the next query when a ballot completes the
+    /// open one: a server acknowledges the stored ballots first, then calls
+    /// [`LiveStudy::catch_up`], which asks it (every operation that changes the study
+    /// catches up first, so the question is asked in any case).
+    pub fn store_ballots(
+        &mut self,
+        requests: &[BallotRequest],
+    ) -> StudyResult<Vec<StudyResult<Outcome>>> {
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.catch_up()?;
+        let mut ballots = self.ballots.clone();
+        let mut cast: BTreeMap<(u64, usize), Ballot> = BTreeMap::new();
+        let mut events = Vec::new();
+        let mut outcomes = Vec::with_capacity(requests.len());
+        let mut complete = false;
+        for r in requests {
+            let outcome = match self.check_ballot(r, &cast) {
+                Err(e) => Err(e),
+                Ok(None) => Ok(Outcome::Duplicate),
+                Ok(Some((k, q, agents))) => {
+                    let before = ballots.insert(k, r.ballot.clone());
+                    let answer = if ballots.len() == agents {
+                        match assemble(&q, &ballots, agents) {
+                            Ok(a) => Some(a),
+                            Err(e) => {
+                                match before {
+                                    Some(b) => ballots.insert(k, b),
+                                    None => ballots.remove(&k),
+                                };
+                                outcomes.push(Err(e));
+                                continue;
+                            }
+                        }
+                    } else {
+                        None
+                    };
+                    cast.insert((r.query_id, k), r.ballot.clone());
+                    events.push(EventKind::Ballot {
+                        query_id: r.query_id,
+                        participant: r.participant.clone(),
+                        ballot: r.ballot.clone(),
+                    });
+                    match answer {
+                        Some(answer) => {
+                            events.push(EventKind::Answered {
+                                answer,
+                                by: Some("ballots".into()),
+                            });
+                            complete = true;
+                            Ok(Outcome::Answered)
+                        }
+                        None => Ok(Outcome::Recorded),
+                    }
+                }
+            };
+            outcomes.push(outcome);
+            if complete {
+                break;
+            }
+        }
+        if !events.is_empty() {
+            self.append(events)?;
+        }
+        Ok(outcomes)
+    }
+
+    /// Check one ballot request against the open query, with `cast` the ballots staged
+    /// before it in the same batch: `None` when it repeats the participant's last ballot,
+    /// else the participant's position, the open query and the number asked.
+    fn check_ballot(
+        &self,
+        r: &BallotRequest,
+        cast: &BTreeMap<(u64, usize), Ballot>,
+    ) -> StudyResult<Option<(usize, Query, usize)>> {
+        let (actor, query_id, participant, ballot) =
+            (&r.actor, r.query_id, r.participant.as_str(), &r.ballot);
         let k = self.position(participant)?;
         if let Actor::Participant(me) = actor
             && me != participant
@@ -670,8 +803,11 @@ impl LiveStudy {
                 "participant {me:?} cannot vote for {participant:?}"
             )));
         }
-        if self.history.get(&(query_id, k)) == Some(&ballot) {
-            return Ok(Outcome::Duplicate);
+        let last = cast
+            .get(&(query_id, k))
+            .or_else(|| self.history.get(&(query_id, k)));
+        if last == Some(ballot) {
+            return Ok(None);
         }
         let q = match &self.pending {
             Some(q) if q.id == query_id => q.clone(),
@@ -683,7 +819,7 @@ impl LiveStudy {
                 channel,
                 agents,
             } => {
-                match &ballot {
+                match ballot {
                     Ballot::Vote { choice: Some(c) } if *c >= points.len() => {
                         return Err(Error::invalid(
                             "choice",
@@ -709,7 +845,7 @@ impl LiveStudy {
             QueryKind::GroupRate {
                 channel, agents, ..
             } => {
-                match &ballot {
+                match ballot {
                     Ballot::Rating { value } => agora_core::check_finite("value", *value)?,
                     Ballot::Vote { .. } => {
                         return Err(Error::invalid(
@@ -746,34 +882,13 @@ impl LiveStudy {
                 }
             }
         }
-        let mut ballots = self.ballots.clone();
-        ballots.insert(k, ballot.clone());
-        let mut kinds = vec![EventKind::Ballot {
-            query_id,
-            participant: participant.to_string(),
-            ballot,
-        }];
-        if ballots.len() == agents {
-            let answer = assemble(&q, &ballots, agents)?;
-            kinds.push(EventKind::Answered {
-                answer,
-                by: Some("ballots".into()),
-            });
-        }
-        let complete = kinds.len() == 2;
-        self.append(kinds)?;
-        if complete {
-            self.advance()?;
-            Ok(Outcome::Answered)
-        } else {
-            Ok(Outcome::Recorded)
-        }
+        Ok(Some((k, q, agents)))
     }
 
     /// Close the open group vote with the ballots cast: the missing ones count as "can't
     /// tell". (A rating round cannot be closed early: every rating is needed.)
     pub fn close(&mut self, actor: &Actor, query_id: u64) -> StudyResult<Outcome> {
-        self.sync()?;
+        self.catch_up()?;
         if matches!(actor, Actor::Participant(_)) {
             return Err(StudyError::Forbidden(
                 "only the facilitator can close a round".into(),
@@ -813,7 +928,7 @@ impl LiveStudy {
     pub fn tell(&mut self, actor: &Actor, answer: Answer) -> StudyResult<Outcome> {
         let mut conflicts = 0;
         loop {
-            self.sync()?;
+            self.catch_up()?;
             if let Some(prev) = self.answers.get(&answer.query_id) {
                 return if *prev == answer {
                     Ok(Outcome::Duplicate)
@@ -1347,6 +1462,19 @@ pub fn iso_utc(ms: i64) -> String {
         (sod / 60) % 60,
         sod % 60
     )
+}
+
+impl StoredStudy {
+    /// Which actor a token belongs to (compared in constant time).
+    pub fn actor_for_token(&self, token: &str) -> Option<Actor> {
+        if constant_time_eq(token, &self.facilitator_token) {
+            return Some(Actor::Facilitator);
+        }
+        self.participant_tokens
+            .iter()
+            .position(|t| constant_time_eq(token, t))
+            .map(|i| Actor::Participant(self.spec.participants[i].clone()))
+    }
 }
 
 fn constant_time_eq(a: &str, b: &str) -> bool {

@@ -19,12 +19,17 @@
 //! - A lost connection to a database server is [`StoreError::Unavailable`]: retryable, and
 //!   the next call reconnects.
 //! - Errors and displayed URLs never show a database password or host.
+//!
+//! **Change feeds.** A backend may also report, as they are committed, the appends every
+//! process makes ([`Store::subscribe`]): PostgreSQL does (LISTEN/NOTIFY), so that several
+//! servers on one database learn of each other's writes without polling; SQLite does not
+//! (there, read the log again before relying on it).
 
 mod postgres;
 mod sqlite;
 mod url;
 
-pub use self::postgres::PostgresStore;
+pub use self::postgres::{PostgresStore, ScratchSchema};
 pub use self::sqlite::SqliteStore;
 pub use self::url::{PostgresUrl, StorageUrl, open_store};
 
@@ -224,6 +229,57 @@ pub trait Store: Send + Sync {
     fn append(&self, name: &str, next: u64, kinds: &[EventKind]) -> StoreResult<Vec<Event>>;
     /// The schema version of the open store ([`SCHEMA_VERSION`] once opened by this build).
     fn schema_version(&self) -> StoreResult<u32>;
+    /// Follow the appends every process makes to this store's studies: `on_change` is
+    /// called, on a thread of the feed's own, with each [`Change`] once it is committed,
+    /// until the returned [`Subscription`] is dropped. `Ok(None)` when the backend has no
+    /// change feed (SQLite): then read the log again before relying on it. Changes may
+    /// come more than once, and late; they are hints to read the log, which stays the
+    /// truth.
+    fn subscribe(&self, on_change: ChangeHandler) -> StoreResult<Option<Subscription>> {
+        let _ = on_change;
+        Ok(None)
+    }
+}
+
+/// What a change feed reports ([`Store::subscribe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Change {
+    /// Events were appended to `study`'s log, which now has at least `events` events.
+    Appended {
+        /// The study.
+        study: String,
+        /// The log's length after the append.
+        events: u64,
+    },
+    /// The feed lost its connection: appends from now until [`Change::Resync`] go
+    /// unreported, so what a process holds in memory may be behind the log.
+    Lost,
+    /// The feed is back after [`Change::Lost`] (reconnected and listening): any study may
+    /// have changed meanwhile, so read each again.
+    Resync,
+}
+
+/// The callback of a change feed.
+pub type ChangeHandler = Box<dyn FnMut(Change) + Send + 'static>;
+
+/// A running change feed; dropping it stops the feed (its thread ends within a second).
+#[derive(Debug)]
+pub struct Subscription {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Subscription {
+    /// A subscription whose feed watches `stop` and ends once it is raised.
+    pub(crate) fn new(stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Subscription {
+        Subscription { stop }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// The schema version this build writes, on every backend: the number of migrations.

@@ -15,6 +15,10 @@
 //! every call is handed to that thread, and the store is safe to call from anywhere. Calls
 //! on one store are served in order, as on one SQLite connection.
 //!
+//! **Change feed.** Each append also calls `pg_notify` in its transaction, so the
+//! notification goes out when (and only if) the append commits; [`Store::subscribe`]
+//! LISTENs on a connection of its own and reconnects when it is lost ([`listen`]).
+//!
 //! **Failures.** A lost or refused connection is [`StoreError::Unavailable`]
 //! ([`StoreError::is_retryable`]); the connection is dropped and the next call opens a new
 //! one. A connection that went stale while idle (the server restarted) is replaced at once
@@ -23,14 +27,15 @@
 //! **No TLS.** agora speaks to PostgreSQL in clear: keep the server on loopback, a Unix
 //! socket or a trusted network.
 
+mod listen;
 mod session;
 mod sweep;
 
 use self::session::{Conn, Fail, Worker, commit, read};
 use super::url::PostgresUrl;
 use super::{
-    Event, EventKind, SCHEMA_VERSION, Store, StoreError, StoreResult, StoredStudy, event_bodies,
-    now_ms, parse_event, parse_spec, seq_from, unknown_study,
+    ChangeHandler, Event, EventKind, SCHEMA_VERSION, Store, StoreError, StoreResult, StoredStudy,
+    Subscription, event_bodies, now_ms, parse_event, parse_spec, seq_from, unknown_study,
 };
 use ::postgres::error::SqlState;
 
@@ -95,6 +100,7 @@ const _: () = assert!(MIGRATIONS.len() as u32 == SCHEMA_VERSION);
 /// A PostgreSQL database holding agora's studies.
 pub struct PostgresStore {
     shown: String,
+    url: PostgresUrl,
     worker: Worker,
 }
 
@@ -119,6 +125,7 @@ impl PostgresStore {
     ) -> StoreResult<PostgresStore> {
         Ok(PostgresStore {
             shown: url.to_string(),
+            url: url.clone(),
             worker: Worker::start(url, create, migrations)?,
         })
     }
@@ -129,6 +136,84 @@ impl PostgresStore {
     ) -> StoreResult<T> {
         self.worker.call(op)
     }
+}
+
+/// A schema of its own in a PostgreSQL database, for a benchmark or a test that must not
+/// touch what else the database holds: created empty, and dropped with everything in it
+/// when this is dropped.
+#[derive(Debug)]
+pub struct ScratchSchema {
+    base: PostgresUrl,
+    name: String,
+    url: PostgresUrl,
+}
+
+impl ScratchSchema {
+    /// Create schema `name` (lower-case letters, digits and `_`, at most 63; an old one of
+    /// that name is dropped first) in the database `base` names.
+    pub fn create(base: &PostgresUrl, name: &str) -> StoreResult<ScratchSchema> {
+        if name.is_empty()
+            || name.len() > 63
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        {
+            return Err(StoreError::InvalidStorage {
+                reason: format!("schema name `{name}`: allowed are 1 to 63 of a-z, 0-9 and '_'"),
+            });
+        }
+        admin(
+            base,
+            format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"),
+        )?;
+        Ok(ScratchSchema {
+            base: base.clone(),
+            name: name.to_string(),
+            url: base.in_schema(name),
+        })
+    }
+
+    /// The database with agora's tables in this schema.
+    pub fn url(&self) -> &PostgresUrl {
+        &self.url
+    }
+
+    /// The schema's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for ScratchSchema {
+    fn drop(&mut self) {
+        let _ = admin(
+            &self.base,
+            format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name),
+        );
+    }
+}
+
+/// Run `sql` on a connection of its own, on a thread of its own (the synchronous client may
+/// not run on a thread of an async runtime).
+fn admin(url: &PostgresUrl, sql: String) -> StoreResult<()> {
+    let config = session::config(url);
+    let secrets = url.secrets();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut client = config
+                .connect(::postgres::NoTls)
+                .map_err(|e| session::store_error(&e, &secrets))?;
+            client
+                .batch_execute(&sql)
+                .map_err(|e| session::store_error(&e, &secrets))
+        })
+        .join()
+        .unwrap_or_else(|_| {
+            Err(StoreError::Unavailable {
+                reason: "the PostgreSQL admin thread failed".into(),
+            })
+        })
+    })
 }
 
 /// The known study names, for an unknown-study hint.
@@ -218,45 +303,52 @@ impl Store for PostgresStore {
         let name = name.to_string();
         let kinds = kinds.to_vec();
         self.call(move |c| {
+            let tags: Vec<&str> = kinds.iter().map(EventKind::tag).collect();
+            let at_ms = now_ms();
             let mut tx = c.client.transaction().map_err(read)?;
-            let head = tx.query_one(&c.st.head, &[&name]).map_err(read)?;
-            if !head.get::<_, bool>(0) {
+            let row = match tx.query_one(
+                &c.st.append,
+                &[&name, &seq_from(next), &at_ms, &tags, &bodies],
+            ) {
+                Ok(row) => row,
+                Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                    // Another writer took these numbers between our check and our insert.
+                    drop(tx);
+                    let found = c
+                        .client
+                        .query_one(&c.st.head, &[&name])
+                        .map(|r| r.get::<_, i64>(1).max(0) as u64)
+                        .unwrap_or(next + 1);
+                    return Err(conflict(&name, next, found));
+                }
+                Err(e) => return Err(read(e)),
+            };
+            if !row.get::<_, bool>(0) {
                 drop(tx);
                 return Err(unknown_study(&name, &names(c)?).into());
             }
-            let found = head.get::<_, i64>(1).max(0) as u64;
+            let found = row.get::<_, i64>(1).max(0) as u64;
             if found != next {
                 return Err(conflict(&name, next, found));
             }
-            let at_ms = now_ms();
-            let mut out = Vec::with_capacity(kinds.len());
-            for (i, (kind, body)) in kinds.iter().zip(&bodies).enumerate() {
-                let seq = next + i as u64;
-                let inserted = tx.execute(
-                    &c.st.insert_event,
-                    &[&name, &seq_from(seq), &at_ms, &kind.tag(), body],
-                );
-                if let Err(e) = inserted {
-                    if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
-                        // Another writer took this number between our check and our insert.
-                        drop(tx);
-                        let found = c
-                            .client
-                            .query_one(&c.st.head, &[&name])
-                            .map(|r| r.get::<_, i64>(1).max(0) as u64)
-                            .unwrap_or(seq + 1);
-                        return Err(conflict(&name, next, found));
-                    }
-                    return Err(read(e));
-                }
-                out.push(Event {
-                    seq,
-                    at_ms,
-                    kind: kind.clone(),
-                });
+            if row.get::<_, i64>(2) != kinds.len() as i64 {
+                return Err(StoreError::Schema(format!(
+                    "study `{name}`: an append of {} events stored {}",
+                    kinds.len(),
+                    row.get::<_, i64>(2)
+                ))
+                .into());
             }
             tx.commit().map_err(commit)?;
-            Ok(out)
+            Ok(kinds
+                .iter()
+                .enumerate()
+                .map(|(i, kind)| Event {
+                    seq: next + i as u64,
+                    at_ms,
+                    kind: kind.clone(),
+                })
+                .collect())
         })
     }
 
@@ -265,6 +357,11 @@ impl Store for PostgresStore {
             let v: i32 = c.client.query_one(&c.st.version, &[]).map_err(read)?.get(0);
             Ok(v.max(0) as u32)
         })
+    }
+
+    /// LISTEN on a connection of its own, reconnecting after a loss (see the module docs).
+    fn subscribe(&self, on_change: ChangeHandler) -> StoreResult<Option<Subscription>> {
+        listen::subscribe(&self.url, on_change).map(Some)
     }
 }
 

@@ -275,6 +275,18 @@ impl PostgresUrl {
         Ok(url)
     }
 
+    /// The same database with agora's tables in `schema` (a PostgreSQL schema, which must
+    /// exist): `-c search_path=schema` added to the connection's options.
+    pub fn in_schema(&self, schema: &str) -> PostgresUrl {
+        let mut url = self.clone();
+        let path = format!("-c search_path={schema}");
+        url.options = Some(match &self.options {
+            Some(o) if !o.trim().is_empty() => format!("{o} {path}"),
+            _ => path,
+        });
+        url
+    }
+
     /// The host (or socket folder) and the password: what logs and errors must not show.
     pub(super) fn secrets(&self) -> Vec<String> {
         let mut out = Vec::new();

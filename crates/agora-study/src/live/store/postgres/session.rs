@@ -93,7 +93,8 @@ impl Worker {
     }
 }
 
-fn config(url: &PostgresUrl) -> Config {
+/// The client configuration for the database `url` names.
+pub(super) fn config(url: &PostgresUrl) -> Config {
     let mut c = Config::new();
     c.user(&url.user)
         .dbname(&url.dbname)
@@ -132,7 +133,7 @@ pub(super) struct Statements {
     pub(super) head: Statement,
     pub(super) insert_study: Statement,
     pub(super) insert_participant: Statement,
-    pub(super) insert_event: Statement,
+    pub(super) append: Statement,
     pub(super) version: Statement,
 }
 
@@ -166,10 +167,31 @@ impl Statements {
                 "INSERT INTO agora_participants (study, position, name, token) \
                  VALUES ($1, $2, $3, $4)",
             )?,
-            insert_event: c.prepare(
-                "INSERT INTO agora_events (study, seq, at_ms, kind, body) \
-                 VALUES ($1, $2, $3, $4, $5)",
-            )?,
+            // One round trip for a whole batch: check that the log has `$2` events, insert
+            // the events `$2, $2 + 1, ...`, and notify the listeners (see `listen`; the
+            // notification goes out when the transaction commits, and not at all if the
+            // insert fails). Returns whether the study exists, the log's length before, and
+            // how many events went in.
+            append: c.prepare(&format!(
+                "WITH head AS ( \
+                     SELECT EXISTS (SELECT 1 FROM agora_studies WHERE name = $1) AS known, \
+                            (SELECT COALESCE(MAX(seq) + 1, 0) FROM agora_events \
+                             WHERE study = $1) AS found), \
+                 ins AS ( \
+                     INSERT INTO agora_events (study, seq, at_ms, kind, body) \
+                     SELECT $1, $2::bigint + e.i - 1, $3::bigint, e.k, e.b \
+                     FROM head, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(k, b, i) \
+                     WHERE head.known AND head.found = $2::bigint \
+                     RETURNING 1), \
+                 note AS ( \
+                     SELECT pg_notify('{}', json_build_object('schema', current_schema(), \
+                         'study', $1::text, 'events', $2::bigint + (SELECT COUNT(*) FROM ins) \
+                     )::text) FROM head WHERE head.known AND head.found = $2::bigint) \
+                 SELECT head.known, head.found, (SELECT COUNT(*) FROM ins), \
+                        (SELECT COUNT(*) FROM note) \
+                 FROM head",
+                super::listen::CHANNEL
+            ))?,
             version: c.prepare("SELECT COALESCE(MAX(version), 0) FROM agora_schema")?,
         })
     }
@@ -342,42 +364,49 @@ impl Session {
 
     /// A database error as a [`StoreError`], without the host or the password.
     fn error(&self, e: &::postgres::Error) -> StoreError {
-        let (text, lost) = match e.as_db_error() {
-            Some(db) => {
-                let code = db.code().code();
-                let lost = code.starts_with("08") // connection exception
-                    || matches!(code, "57P01" | "57P02" | "57P03" | "53300");
-                (format!("{} (SQLSTATE {code})", db.message()), lost)
-            }
-            None => {
-                let io = std::error::Error::source(e)
-                    .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
-                let kind = e.to_string();
-                let lost = io
-                    || e.is_closed()
-                    || matches!(
-                        kind.as_str(),
-                        "error connecting to server"
-                            | "timeout waiting for server"
-                            | "error communicating with the server"
-                            | "unexpected message from server"
-                            | "error parsing response from server"
-                    );
-                let text = match std::error::Error::source(e) {
-                    Some(s) => format!("{kind}: {s}"),
-                    None => kind,
-                };
-                (text, lost)
-            }
-        };
-        let text = scrub(&text, &self.secrets);
-        if lost {
-            StoreError::Unavailable {
-                reason: format!("the PostgreSQL server is unavailable ({text})"),
-            }
-        } else {
-            StoreError::Postgres(text)
+        store_error(e, &self.secrets)
+    }
+}
+
+/// A database error as a [`StoreError`], with `secrets` (the host, the password) scrubbed:
+/// [`StoreError::Unavailable`] when the connection is lost or refused, else
+/// [`StoreError::Postgres`].
+pub(super) fn store_error(e: &::postgres::Error, secrets: &[String]) -> StoreError {
+    let (text, lost) = match e.as_db_error() {
+        Some(db) => {
+            let code = db.code().code();
+            let lost = code.starts_with("08") // connection exception
+                || matches!(code, "57P01" | "57P02" | "57P03" | "53300");
+            (format!("{} (SQLSTATE {code})", db.message()), lost)
         }
+        None => {
+            let io = std::error::Error::source(e)
+                .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
+            let kind = e.to_string();
+            let lost = io
+                || e.is_closed()
+                || matches!(
+                    kind.as_str(),
+                    "error connecting to server"
+                        | "timeout waiting for server"
+                        | "error communicating with the server"
+                        | "unexpected message from server"
+                        | "error parsing response from server"
+                );
+            let text = match std::error::Error::source(e) {
+                Some(s) => format!("{kind}: {s}"),
+                None => kind,
+            };
+            (text, lost)
+        }
+    };
+    let text = scrub(&text, secrets);
+    if lost {
+        StoreError::Unavailable {
+            reason: format!("the PostgreSQL server is unavailable ({text})"),
+        }
+    } else {
+        StoreError::Postgres(text)
     }
 }
 
