@@ -140,18 +140,7 @@ fn a_bad_storage_url_is_refused_naming_storage_and_showing_no_secret() {
 
 /// A fresh schema on the test server, as a storage URL, or `None` when there is no server.
 fn postgres_schema(name: &str) -> Option<(postgres::Client, String, String)> {
-    let Some(base) = std::env::var("AGORA_TEST_POSTGRES")
-        .ok()
-        .filter(|u| !u.trim().is_empty())
-    else {
-        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-        assert!(
-            !ci,
-            "CI is set but AGORA_TEST_POSTGRES is not: PostgreSQL tests must run in CI"
-        );
-        println!("skipped: set AGORA_TEST_POSTGRES");
-        return None;
-    };
+    let base = agora_study::live::test_postgres_url()?;
     let mut admin = postgres::Client::connect(&base, postgres::NoTls).unwrap();
     let schema = format!("cli_{name}_{}", std::process::id());
     admin

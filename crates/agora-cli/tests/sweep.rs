@@ -19,18 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 fn postgres_url() -> Option<String> {
-    if let Ok(u) = std::env::var("AGORA_TEST_POSTGRES")
-        && !u.trim().is_empty()
-    {
-        return Some(u);
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    assert!(
-        !ci,
-        "CI is set but AGORA_TEST_POSTGRES is not: the sweep tests must run in CI"
-    );
-    println!("skipped: set AGORA_TEST_POSTGRES");
-    None
+    agora_study::live::test_postgres_url()
 }
 
 /// A fresh schema on the test server, dropped at the end.

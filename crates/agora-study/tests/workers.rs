@@ -105,15 +105,7 @@ impl Drop for PgSchema {
 /// The PostgreSQL server named by `AGORA_TEST_POSTGRES`, or `None` (the test then says it
 /// was skipped); under CI (`CI` set) a missing server fails.
 fn postgres_url() -> Option<String> {
-    if let Ok(u) = std::env::var("AGORA_TEST_POSTGRES")
-        && !u.trim().is_empty()
-    {
-        return Some(u);
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    assert!(!ci, "CI is set but AGORA_TEST_POSTGRES is not");
-    println!("skipped: set AGORA_TEST_POSTGRES");
-    None
+    agora_study::live::test_postgres_url()
 }
 
 /// A store to run a test on, its label, and what must live as long as it (the temporary

@@ -285,6 +285,27 @@ impl Drop for Subscription {
 /// The schema version this build writes, on every backend: the number of migrations.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// The PostgreSQL server that tests of code on a store use: the URL in
+/// `AGORA_TEST_POSTGRES`, or `None` when it is unset (the test then passes, printing that it
+/// was skipped). With `CI` set, an unset `AGORA_TEST_POSTGRES` panics instead: PostgreSQL
+/// tests must run in CI (`.ci/run` starts a server with `tools/postgres`). One rule for
+/// every test suite of the workspace.
+pub fn test_postgres_url() -> Option<String> {
+    if let Ok(u) = std::env::var("AGORA_TEST_POSTGRES")
+        && !u.trim().is_empty()
+    {
+        return Some(u);
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(
+        !ci,
+        "CI is set but AGORA_TEST_POSTGRES is not: PostgreSQL tests must run in CI \
+         (.ci/run starts a server with tools/postgres)"
+    );
+    println!("skipped: set AGORA_TEST_POSTGRES");
+    None
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -369,18 +390,7 @@ pub(crate) mod testing {
     /// The PostgreSQL server named by `AGORA_TEST_POSTGRES`, or `None` (the test then
     /// passes, saying it was skipped); under CI (`CI` set) a missing server fails.
     pub fn postgres_url() -> Option<String> {
-        if let Ok(u) = std::env::var("AGORA_TEST_POSTGRES")
-            && !u.trim().is_empty()
-        {
-            return Some(u);
-        }
-        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-        assert!(
-            !ci,
-            "CI is set but AGORA_TEST_POSTGRES is not: PostgreSQL tests must run in CI"
-        );
-        println!("skipped: set AGORA_TEST_POSTGRES");
-        None
+        super::test_postgres_url()
     }
 
     #[test]
