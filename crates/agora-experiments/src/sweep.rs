@@ -175,15 +175,8 @@ impl SweepRun {
             loop {
                 self.claim_and_compute(phase, jobs, job, bar)?;
                 let p = self.retry(|| self.store.progress(&self.name, phase))?;
-                if let Some((cell, worker, error)) = p.failed {
-                    return Err(self.error(SweepError::CellFailed {
-                        sweep: self.name.clone(),
-                        phase,
-                        label: label.into(),
-                        cell,
-                        worker,
-                        error,
-                    }));
+                if let Some(failed) = p.failed {
+                    return Err(self.cell_failed(phase, label, failed));
                 }
                 if p.done == p.cells {
                     break;
@@ -196,15 +189,8 @@ impl SweepRun {
         let done = texts.iter().filter(|t| t.is_some()).count() as u64;
         if done < jobs.len() as u64 || texts.len() != jobs.len() {
             let p = self.retry(|| self.store.progress(&self.name, phase))?;
-            if let Some((cell, worker, error)) = p.failed {
-                return Err(self.error(SweepError::CellFailed {
-                    sweep: self.name.clone(),
-                    phase,
-                    label: label.into(),
-                    cell,
-                    worker,
-                    error,
-                }));
+            if let Some(failed) = p.failed {
+                return Err(self.cell_failed(phase, label, failed));
             }
             return Err(self.error(SweepError::Incomplete {
                 sweep: self.name.clone(),
@@ -326,6 +312,20 @@ impl SweepRun {
                 Err(e) => return Err(self.error(e)),
             }
         }
+    }
+
+    /// The error every worker stops with when a run of the phase failed: (cell, the
+    /// worker that ran it, its error), as [`agora_study::sweep::Progress::failed`] has it.
+    fn cell_failed(&self, phase: u32, label: &str, failed: (usize, String, String)) -> Error {
+        let (cell, worker, error) = failed;
+        self.error(SweepError::CellFailed {
+            sweep: self.name.clone(),
+            phase,
+            label: label.into(),
+            cell,
+            worker,
+            error,
+        })
     }
 
     fn error(&self, e: SweepError) -> Error {
