@@ -126,6 +126,13 @@ pub trait Strategy: Send + std::fmt::Debug {
         let _ = points;
         None
     }
+    /// For group strategies: each agent's estimated (true, influence-free) utility at
+    /// unit-cube points, as `[point][agent] = (mean, sd)`, beside [`Strategy::belief`]'s
+    /// welfare. `None` when the strategy models no agents, or has no model yet.
+    fn agent_beliefs(&self, points: &[Vec<f64>]) -> Option<Vec<Vec<(f64, f64)>>> {
+        let _ = points;
+        None
+    }
 }
 
 /// The query point of an option: its index in a finite candidate set (matched by features),
