@@ -34,17 +34,17 @@ fn main() -> agora_core::Result<()> {
             for (ch, f) in [
                 (
                     Channel::Public,
-                    task.public_utilities(&[xa])
+                    task.public_utilities(&[xa])?
                         .iter()
-                        .zip(task.public_utilities(&[xb]))
+                        .zip(task.public_utilities(&[xb])?)
                         .map(|(a, b)| a - b)
                         .collect::<Vec<_>>(),
                 ),
                 (
                     Channel::Private,
-                    (task.utilities)(&[xa])
+                    task.utilities_at(&[xa])?
                         .iter()
-                        .zip((task.utilities)(&[xb]))
+                        .zip(task.utilities_at(&[xb])?)
                         .map(|(a, b)| a - b)
                         .collect(),
                 ),

@@ -26,7 +26,8 @@ pub use exact::{ExactGp, FitReport, GpConfig, Hyper};
 pub use gibbs::{AlphaMode, AugmentedGibbs};
 pub use icm::{Icm, IcmHyper, profile_fit, sample_correlation};
 pub use kernel::{
-    Kernel, ParamKind, Precomputed, Product, Scale, Spectral, Stationary, StationaryKind, Sum,
+    Anchored, Kernel, ParamKind, Precomputed, Product, Scale, Spectral, Stationary, StationaryKind,
+    Sum,
 };
 pub use multitask::MultiTask;
 pub use preference::{Comparison, PrefConfig, PrefLikelihood, PreferenceGp};

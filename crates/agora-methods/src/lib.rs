@@ -42,7 +42,7 @@ pub use history::History;
 pub use hpbo::{Bandwidth, Hpbo, HpboConfig};
 pub use open::{AskTell, OpenQuery};
 pub use pbo::{PairRule, Pbo, PboConfig};
-pub use sbo::{Sbo, SboConfig, SboRound, SboVariant};
+pub use sbo::{PrivateRule, RoundWidths, Sbo, SboConfig, SboRound, SboVariant};
 pub use sbo_gp::{SboGp, SboGpConfig, SboGpRound, SboGpVariant};
 pub use standard::{GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq};
 pub use suggest::{GpSuggester, PreferenceSuggester, PreferenceSuggesterConfig};

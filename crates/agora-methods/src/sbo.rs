@@ -4,8 +4,8 @@
 //! Each round the facilitator asks every agent to vote publicly on `(x_t, x_{t−1})`, where
 //! `x_t` maximizes the optimistic improvement `α(x, x_{t−1})` of the welfare over the
 //! confidence set ([`agora_acq::OptimisticImprovement`]); after refitting, a private
-//! vote on the same pair is asked only if `w^u ≥ max(t^{−q}, w^v)` (the widths of the
-//! private and public utility-difference intervals, Euclidean norm over agents).
+//! vote on the same pair is asked only when the graph's share of the uncertainty is large
+//! ([`PrivateRule`]).
 //!
 //! Decisions the paper leaves open (note §8), each configurable:
 //! - initial design: `init_pairs = 5` random pairs, each voted on publicly and privately
@@ -18,7 +18,13 @@
 //!   beats the current one by more than `β`, `L` doubles;
 //! - lengthscale: fixed per task, or chosen every `cv_every` rounds from a grid by 5-fold
 //!   cross-validation of the held-out votes' log-likelihood (the paper's LOO-CV, coarsened);
-//! - `w^v` (undefined in the paper): the same width over the public-only set.
+//! - the private-vote rule ([`PrivateRule`]): the paper's `w^u ≥ max(t^{−q}, w^v)` compares
+//!   the u-difference width over the joint set (ridge and graph prior included) with a
+//!   v-difference width over a public-only set without them, so it follows the step size
+//!   and `L` rather than `Â`'s uncertainty (and even with `A` known, `w^u ≈ |A⁻¹| w^v`).
+//!   agora splits the u-width instead into `w_A`, the part due to not knowing `A`, and
+//!   `w_V`, the width left with `A` fixed at `Â` (both on the same set), and asks when
+//!   `w_A ≥ t^{−q}`; with `A` known `w_A = 0` and no private vote is asked.
 //!
 //! Baselines (note §4.2): `Oracle` (A known, public votes only), `SingleAgent` (one utility
 //! fitted to every agent's public vote), `Independent` (u from private votes only, public
@@ -63,6 +69,22 @@ impl SboVariant {
     }
 }
 
+/// When [`Sbo`] asks a private vote on the round's pair `(x_t, x_{t−1})`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrivateRule {
+    /// `w_A ≥ t^{−q}`: `w_A = ‖(δ^u − δ^u|Â)₊‖`, how much wider the per-agent intervals of
+    /// `u(x_t) − u(x_{t−1})` over the confidence set are than over its slice `A = Â` — the
+    /// part of the uncertainty due to not knowing `A`, which only private votes narrow.
+    /// With `A` known it is 0 and no private vote is asked; as `Â` settles it falls, and the
+    /// rule stops. agora's default. (`w_V = ‖δ^u|Â‖` is logged; comparing `w_A` with it, as
+    /// the paper compares `w^u` with `w^v`, asked no private vote at all on the toy and
+    /// thermal comfort: at a new option `w_V` is 3–10, `w_A` 0.5–0.8.)
+    GraphShare,
+    /// The paper's `w^u ≥ max(t^{−q}, w^v)`, `w^v` over the public-only set (the Independent
+    /// baseline's rule, whose `u` has no graph to split off).
+    Paper,
+}
+
 /// Settings of [`Sbo`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SboConfig {
@@ -97,6 +119,9 @@ pub struct SboConfig {
     pub candidates: usize,
     /// Candidates whose exact optimistic improvement is solved.
     pub refine: usize,
+    /// The private-vote rule (SBO; the Independent baseline always uses
+    /// [`PrivateRule::Paper`]).
+    pub private_rule: PrivateRule,
     /// Method.
     pub variant: SboVariant,
 }
@@ -119,6 +144,7 @@ impl SboConfig {
             fresh_every: 5,
             candidates: 128,
             refine: 3,
+            private_rule: PrivateRule::GraphShare,
             variant,
         }
     }
@@ -131,14 +157,45 @@ pub struct SboRound {
     pub x: Vec<f64>,
     /// Whether a private vote was asked on its pair.
     pub private: bool,
-    /// `w^u` and `w^v` (zeros when not computed).
-    pub widths: (f64, f64),
+    /// The private-vote rule's widths (NaN where not computed).
+    pub widths: RoundWidths,
+    /// `‖x_t − x_{t−1}‖` (unit cube, or candidate features).
+    pub step: f64,
     /// `Â` (row-major) after the round, when learned.
     pub graph: Vec<f64>,
     /// `L` in use.
     pub bound: f64,
     /// Wall seconds of the round's model work (acquisition, refits, widths).
     pub seconds: f64,
+}
+
+/// The widths behind a round's private-vote decision (Euclidean norms over agents of the
+/// per-agent widths of `u(x_t) − u(x_{t−1})`); NaN where the rule did not need them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundWidths {
+    /// `w^u` over the confidence set.
+    pub u: f64,
+    /// `w_V`: with `A` fixed at `Â` ([`PrivateRule::GraphShare`]).
+    pub given_graph: f64,
+    /// `w_A`: the part due to `A` ([`PrivateRule::GraphShare`]).
+    pub graph: f64,
+    /// `w^v` over the public-only set ([`PrivateRule::Paper`]).
+    pub public: f64,
+    /// The threshold `t^{−q}`.
+    pub threshold: f64,
+}
+
+impl RoundWidths {
+    /// Nothing computed (methods without the rule).
+    pub fn none() -> RoundWidths {
+        RoundWidths {
+            u: f64::NAN,
+            given_graph: f64::NAN,
+            graph: f64::NAN,
+            public: f64::NAN,
+            threshold: f64::NAN,
+        }
+    }
 }
 
 /// What an open query of [`Sbo`] is about.
@@ -361,17 +418,39 @@ impl Sbo {
         Ok(x)
     }
 
-    fn decide_private(&self, a: usize, b: usize) -> Result<(bool, (f64, f64))> {
+    fn decide_private(&self, a: usize, b: usize) -> Result<(bool, RoundWidths)> {
         let t = (self.rounds.len() + 1) as f64;
-        let norm = |w: Vec<f64>| w.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let wu = norm(self.model.difference_widths(a, b)?);
-        let threshold = t.powf(-self.cfg.q);
-        if wu < threshold {
-            // No private vote whatever w^v is; skip its 2n solves.
-            return Ok((false, (wu, f64::NAN)));
+        let norm = |w: &[f64]| w.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let total = self.model.difference_widths(a, b)?;
+        let mut w = RoundWidths::none();
+        w.u = norm(&total);
+        w.threshold = t.powf(-self.cfg.q);
+        // Both rules need a u-width of at least t^−q (w_A ≤ w^u); below it, skip the 2n
+        // solves of the second width.
+        if w.u < w.threshold {
+            return Ok((false, w));
         }
-        let wv = norm(self.model.public_difference_widths(a, b)?);
-        Ok((wu >= threshold.max(wv), (wu, wv)))
+        let rule = match self.cfg.variant {
+            SboVariant::Independent => PrivateRule::Paper,
+            _ => self.cfg.private_rule,
+        };
+        Ok(match rule {
+            PrivateRule::GraphShare => {
+                let fixed = self.model.difference_widths_given_graph(a, b)?;
+                let part: Vec<f64> = total
+                    .iter()
+                    .zip(&fixed)
+                    .map(|(t, f)| (t - f).max(0.0))
+                    .collect();
+                w.given_graph = norm(&fixed);
+                w.graph = norm(&part);
+                (w.graph >= w.threshold, w)
+            }
+            PrivateRule::Paper => {
+                w.public = norm(&self.model.public_difference_widths(a, b)?);
+                (w.u >= w.threshold.max(w.public), w)
+            }
+        })
     }
 
     /// The option with the best MAP welfare among those voted on, and that welfare.
@@ -501,8 +580,13 @@ impl AskTell for Sbo {
                 self.refit()?;
                 let (private, widths) = match self.cfg.variant {
                     SboVariant::Sbo | SboVariant::Independent => self.decide_private(k, prev)?,
-                    _ => (false, (0.0, 0.0)),
+                    _ => (false, RoundWidths::none()),
                 };
+                let p = self.model.points();
+                let step = (0..p.ncols())
+                    .map(|j| (p[(k, j)] - p[(prev, j)]).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
                 if private {
                     self.pending_private = Some((k, prev));
                 }
@@ -511,6 +595,7 @@ impl AskTell for Sbo {
                     x,
                     private: private || ch == Channel::Private,
                     widths,
+                    step,
                     graph: match self.model.config().coupling {
                         Coupling::Learned => {
                             self.model.fit().map(|f| f.a.clone()).unwrap_or_default()

@@ -47,8 +47,8 @@ use rand::RngExt;
 mod group;
 pub use group::SocialGroup;
 
-/// Per-agent utilities at a unit-cube point.
-pub type UtilityFn = dyn Fn(&[f64]) -> Vec<f64> + Send + Sync;
+/// Per-agent utilities at a unit-cube point (an error when the simulator fails there).
+pub type UtilityFn = dyn Fn(&[f64]) -> Result<Vec<f64>> + Send + Sync;
 
 /// A group decision task with known ground truth.
 pub struct SocialTask {
@@ -62,7 +62,7 @@ pub struct SocialTask {
     pub graph: Vec<Vec<f64>>,
     /// Gini `ρ` of the facilitator's welfare.
     pub rho: f64,
-    /// True utilities.
+    /// True utilities (read them with [`SocialTask::utilities_at`]).
     pub utilities: Box<UtilityFn>,
     /// A finite option set (unit-cube features), or `None` for the whole cube.
     pub options: Option<Vec<Vec<f64>>>,
@@ -70,6 +70,14 @@ pub struct SocialTask {
     pub inputs: Vec<(String, f64, f64)>,
     /// A precomputed kernel over the options (then each option's feature is its index).
     pub gram: Option<Vec<Vec<f64>>>,
+    /// The status-quo option (unit cube, or a candidate's index as its one feature when the
+    /// task has a Gram) at which every agent's utility is 0, known to the methods too:
+    /// votes fix a utility only up to a constant, so a welfare with `ρ < 1` is identifiable
+    /// only with a shared zero. `None` for the utilitarian tasks (ρ = 1) and the
+    /// unanchored ablations.
+    pub status_quo: Option<Vec<f64>>,
+    /// What the status quo is, in the task's words (for reports).
+    pub status_quo_label: String,
 }
 
 impl std::fmt::Debug for SocialTask {
@@ -79,6 +87,7 @@ impl std::fmt::Debug for SocialTask {
             .field("agents", &self.agents)
             .field("graph", &self.graph)
             .field("rho", &self.rho)
+            .field("status_quo", &self.status_quo)
             .finish()
     }
 }
@@ -98,138 +107,234 @@ pub fn toy_utilities(x: f64) -> [f64; 2] {
 /// Influencer–follower graph of the toy.
 pub const TOY_GRAPH: [[f64; 2]; 2] = [[0.9, 0.1], [0.6, 0.4]];
 
+/// The toy's status quo for `ρ < 1`: the option the group holds now, `x = 0.1`.
+pub const TOY_STATUS_QUO: f64 = 0.1;
+
+/// Thermal comfort's status quo: a hot room, 30 °C with still air (0.3 m/s), which every
+/// agent would change. (At a comfortable 22 °C the agents disagree on the direction, and
+/// the egalitarian optimum of the utilities relative to it is the status quo itself.)
+pub const THERMAL_STATUS_QUO: [f64; 2] = [0.75, 0.0];
+
+/// A task before its utilities are anchored.
+struct Raw {
+    agents: usize,
+    dim: usize,
+    graph: Vec<Vec<f64>>,
+    rho: f64,
+    utilities: Box<UtilityFn>,
+    options: Option<Vec<Vec<f64>>>,
+    inputs: Vec<(String, f64, f64)>,
+    gram: Option<Vec<Vec<f64>>>,
+    /// The status quo this task is anchored at (unless an `-unanchored` ablation), and its
+    /// description.
+    status_quo: Option<(Vec<f64>, String)>,
+}
+
+fn rows<const N: usize>(g: [[f64; N]; N]) -> Vec<Vec<f64>> {
+    g.iter().map(|r| r.to_vec()).collect()
+}
+
 impl SocialTask {
-    /// A named task: `toy`, `toy-wishy-washy`, `toy-altruist`, `toy-rho0.5`,
-    /// `toy-egalitarian`.
+    /// A named task ([`SocialTask::names`]) or ablation ([`SocialTask::ablation_names`]).
     pub fn by_name(name: &str) -> Result<SocialTask> {
-        let toy = |graph: [[f64; 2]; 2], rho: f64| SocialTask {
-            name: name.to_string(),
+        let (base, anchored) = match name.strip_suffix("-unanchored") {
+            Some(b) => (b, false),
+            None => (name, true),
+        };
+        let toy = |graph: [[f64; 2]; 2], rho: f64| Raw {
             agents: 2,
             dim: 1,
-            graph: graph.iter().map(|r| r.to_vec()).collect(),
+            graph: rows(graph),
             rho,
-            utilities: Box::new(|x: &[f64]| toy_utilities(x[0]).to_vec()),
+            utilities: Box::new(|x: &[f64]| Ok(toy_utilities(x[0]).to_vec())),
             options: None,
             inputs: vec![("x".into(), 0.0, 1.0)],
             gram: None,
+            status_quo: (rho < 1.0).then(|| {
+                (
+                    vec![TOY_STATUS_QUO],
+                    format!("x = {TOY_STATUS_QUO}, the option the group holds now"),
+                )
+            }),
         };
-        Ok(match name {
+        let raw = match base {
             "toy" => toy(TOY_GRAPH, 1.0),
-            "toy-wishy-washy" => toy([[0.5, 0.5], [0.5, 0.5]], 1.0),
-            "toy-altruist" => toy([[0.1, 0.9], [0.9, 0.1]], 1.0),
+            // Both agents vote publicly with the same weights (a singular A) whose columns
+            // do not sum to 1, so the public vote's utilitarian optimum is not the true one.
+            "toy-wishy-washy" => toy([[0.7, 0.3], [0.7, 0.3]], 1.0),
+            // Agent 0, the altruist, votes publicly mostly for agent 1's interest.
+            "toy-altruist" => toy([[0.2, 0.8], [0.1, 0.9]], 1.0),
+            // The first versions of the two variants: their column sums of 1 make the public
+            // utilitarian welfare equal the true one, so groupthink costs nothing there.
+            "toy-wishy-washy-colsum1" => toy([[0.5, 0.5], [0.5, 0.5]], 1.0),
+            "toy-altruist-colsum1" => toy([[0.1, 0.9], [0.9, 0.1]], 1.0),
             "toy-rho0.5" => toy(TOY_GRAPH, 0.5),
             "toy-egalitarian" => toy(TOY_GRAPH, 1e-10),
-            "hotel" => {
-                let opts = hotel_options();
-                SocialTask {
-                    name: name.to_string(),
-                    agents: 3,
-                    dim: 3,
-                    graph: vec![
-                        vec![0.5, 0.3, 0.2],
-                        vec![0.1, 0.8, 0.1],
-                        vec![0.2, 0.1, 0.7],
-                    ],
-                    rho: 0.5,
-                    utilities: Box::new(|x: &[f64]| {
-                        let (p, r, rank) = (x[0], x[1], x[2]);
-                        vec![
-                            3.0 * (0.5 * p + 0.5 * rank),
-                            3.0 * (-0.5 * p + r + 0.5 * r),
-                            3.0 * rank,
-                        ]
-                    }),
-                    options: Some(opts),
-                    inputs: vec![
-                        ("log price (scaled)".into(), 0.0, 1.0),
-                        ("log review count (scaled)".into(), 0.0, 1.0),
-                        ("review rank (scaled, 1 = best)".into(), 0.0, 1.0),
-                    ],
-                    gram: None,
-                }
-            }
-            "energy" => {
-                let firms = energy_firms()?;
-                SocialTask {
-                    name: name.to_string(),
-                    agents: 3,
-                    dim: 2,
-                    graph: vec![
-                        vec![0.8, 0.1, 0.1],
-                        vec![0.6, 0.1, 0.3],
-                        vec![0.4, 0.3, 0.3],
-                    ],
-                    rho: 0.5,
-                    utilities: Box::new(move |x: &[f64]| {
-                        firms.iter().map(|f| 3.0 * f.variance(x)).collect()
-                    }),
-                    options: None,
-                    inputs: vec![
-                        ("embedding 1".into(), 0.0, 1.0),
-                        ("embedding 2".into(), 0.0, 1.0),
-                    ],
-                    gram: None,
-                }
-            }
-            "team" => {
-                let (utilities, gram) = team_formation()?;
-                let options: Vec<Vec<f64>> = (0..utilities.len()).map(|i| vec![i as f64]).collect();
-                SocialTask {
-                    name: name.to_string(),
-                    agents: 4,
-                    dim: 1,
-                    graph: vec![
-                        vec![0.7, 0.1, 0.1, 0.1],
-                        vec![0.4, 0.4, 0.1, 0.1],
-                        vec![0.3, 0.2, 0.3, 0.2],
-                        vec![0.3, 0.2, 0.2, 0.3],
-                    ],
-                    rho: 0.1,
-                    utilities: Box::new(move |x: &[f64]| {
-                        let i = (x[0].max(0.0).round() as usize).min(utilities.len() - 1);
-                        utilities[i].clone()
-                    }),
-                    options: Some(options),
-                    inputs: vec![("team index".into(), 0.0, 164.0)],
-                    gram: Some(gram),
-                }
-            }
-            "thermal" => SocialTask {
-                name: name.to_string(),
-                agents: 3,
-                dim: 2,
-                graph: vec![
-                    vec![0.8, 0.1, 0.1],
-                    vec![0.6, 0.1, 0.3],
-                    vec![0.4, 0.3, 0.3],
-                ],
-                rho: 0.1,
-                utilities: Box::new(|x: &[f64]| {
-                    let (t, v) = (15.0 + 20.0 * x[0], 0.3 + 1.2 * x[1]);
-                    crate::pmv::THERMAL_AGENTS
-                        .iter()
-                        .map(|a| crate::pmv::thermal_utility(a, t, v).unwrap_or(f64::NEG_INFINITY))
-                        .collect()
-                }),
-                options: None,
-                inputs: vec![
-                    ("temperature (°C)".into(), 15.0, 35.0),
-                    ("air speed (m/s)".into(), 0.3, 1.5),
-                ],
-                gram: None,
-            },
+            "hotel" => hotel_task(),
+            "energy" => energy_task()?,
+            "team" => team_task()?,
+            "thermal" => thermal_task(),
             _ => {
                 return Err(Error::invalid(
                     "task",
                     format!(
-                        "unknown social task {name:?}; known: {}",
-                        Self::names().join(", ")
+                        "unknown social task {name:?}; known: {}; ablations: {}",
+                        Self::names().join(", "),
+                        Self::ablation_names().join(", ")
                     ),
                 ));
             }
+        };
+        if !anchored && raw.status_quo.is_none() {
+            return Err(Error::invalid(
+                "task",
+                format!(
+                    "{name:?}: {base:?} has no status quo to drop (ρ = 1); ablations: {}",
+                    Self::ablation_names().join(", ")
+                ),
+            ));
+        }
+        let (status_quo, status_quo_label, utilities) = match raw.status_quo {
+            Some((x0, label)) if anchored => {
+                let at0 = (raw.utilities)(&x0)?;
+                let raw_u = raw.utilities;
+                let u: Box<UtilityFn> = Box::new(move |x: &[f64]| {
+                    Ok(raw_u(x)?.iter().zip(&at0).map(|(a, b)| a - b).collect())
+                });
+                (Some(x0), label, u)
+            }
+            _ => (None, String::new(), raw.utilities),
+        };
+        Ok(SocialTask {
+            name: name.to_string(),
+            agents: raw.agents,
+            dim: raw.dim,
+            graph: raw.graph,
+            rho: raw.rho,
+            utilities,
+            options: raw.options,
+            inputs: raw.inputs,
+            gram: raw.gram,
+            status_quo,
+            status_quo_label,
         })
     }
+}
 
+/// Hotel choice (H.2.3; synthetic options, see the module docs). Status quo: the hotel with
+/// the fewest reviews, booked provisionally.
+fn hotel_task() -> Raw {
+    let opts = hotel_options();
+    let sq = opts
+        .iter()
+        .min_by(|a, b| a[1].total_cmp(&b[1]))
+        .cloned()
+        .unwrap_or_else(|| vec![0.5; 3]);
+    Raw {
+        agents: 3,
+        dim: 3,
+        graph: rows([[0.5, 0.3, 0.2], [0.1, 0.8, 0.1], [0.2, 0.1, 0.7]]),
+        rho: 0.5,
+        utilities: Box::new(|x: &[f64]| {
+            let (p, r, rank) = (x[0], x[1], x[2]);
+            Ok(vec![
+                3.0 * (0.5 * p + 0.5 * rank),
+                3.0 * (-0.5 * p + r + 0.5 * r),
+                3.0 * rank,
+            ])
+        }),
+        options: Some(opts),
+        inputs: vec![
+            ("log price (scaled)".into(), 0.0, 1.0),
+            ("log review count (scaled)".into(), 0.0, 1.0),
+            ("review rank (scaled, 1 = best)".into(), 0.0, 1.0),
+        ],
+        gram: None,
+        status_quo: Some((
+            sq,
+            "the hotel with the fewest reviews, booked provisionally".into(),
+        )),
+    }
+}
+
+/// Energy trading (H.2.4; synthetic firms, see the module docs). Status quo: the centre of
+/// the meter embedding, (0.5, 0.5).
+fn energy_task() -> Result<Raw> {
+    let firms = energy_firms()?;
+    Ok(Raw {
+        agents: 3,
+        dim: 2,
+        graph: rows([[0.8, 0.1, 0.1], [0.6, 0.1, 0.3], [0.4, 0.3, 0.3]]),
+        rho: 0.5,
+        utilities: Box::new(move |x: &[f64]| {
+            Ok(firms.iter().map(|f| 3.0 * f.variance(x)).collect())
+        }),
+        options: None,
+        inputs: vec![
+            ("embedding 1".into(), 0.0, 1.0),
+            ("embedding 2".into(), 0.0, 1.0),
+        ],
+        gram: None,
+        status_quo: Some((
+            vec![0.5, 0.5],
+            "the meters at the centre of the embedding, (0.5, 0.5), traded now".into(),
+        )),
+    })
+}
+
+/// Team formation (H.2.2; see the module docs). Status quo: team 50, the current team.
+fn team_task() -> Result<Raw> {
+    let (utilities, gram) = team_formation()?;
+    let options: Vec<Vec<f64>> = (0..utilities.len()).map(|i| vec![i as f64]).collect();
+    Ok(Raw {
+        agents: 4,
+        dim: 1,
+        graph: rows([
+            [0.7, 0.1, 0.1, 0.1],
+            [0.4, 0.4, 0.1, 0.1],
+            [0.3, 0.2, 0.3, 0.2],
+            [0.3, 0.2, 0.2, 0.3],
+        ]),
+        rho: 0.1,
+        utilities: Box::new(move |x: &[f64]| {
+            let i = (x[0].max(0.0).round() as usize).min(utilities.len() - 1);
+            Ok(utilities[i].clone())
+        }),
+        options: Some(options),
+        inputs: vec![("team index".into(), 0.0, 164.0)],
+        gram: Some(gram),
+        status_quo: Some((vec![50.0], "team 50, the team as it is now".into())),
+    })
+}
+
+/// Thermal comfort (H.2.1). Status quo: a hot room ([`THERMAL_STATUS_QUO`]).
+fn thermal_task() -> Raw {
+    Raw {
+        agents: 3,
+        dim: 2,
+        graph: rows([[0.8, 0.1, 0.1], [0.6, 0.1, 0.3], [0.4, 0.3, 0.3]]),
+        rho: 0.1,
+        utilities: Box::new(|x: &[f64]| {
+            let (t, v) = (15.0 + 20.0 * x[0], 0.3 + 1.2 * x[1]);
+            crate::pmv::THERMAL_AGENTS
+                .iter()
+                .map(|a| crate::pmv::thermal_utility(a, t, v))
+                .collect()
+        }),
+        options: None,
+        inputs: vec![
+            ("temperature (°C)".into(), 15.0, 35.0),
+            ("air speed (m/s)".into(), 0.3, 1.5),
+        ],
+        gram: None,
+        status_quo: Some((
+            THERMAL_STATUS_QUO.to_vec(),
+            "a hot room, 30 °C with still air (0.3 m/s)".into(),
+        )),
+    }
+}
+
+impl SocialTask {
     /// The task's options as a space: its finite option set (candidates named by their
     /// index), or the unit cube.
     pub fn space(&self) -> Result<agora_core::Space> {
@@ -242,7 +347,8 @@ impl SocialTask {
         }
     }
 
-    /// Known task names.
+    /// The tasks of the report: each identifiable (utilitarian, or anchored at a status
+    /// quo) and with a public-vote optimum that is not the true one.
     pub fn names() -> Vec<&'static str> {
         vec![
             "toy",
@@ -257,58 +363,145 @@ impl SocialTask {
         ]
     }
 
+    /// Ablations, kept to show what the report's tasks fix: the first wishy-washy and
+    /// altruist graphs (column sums of 1: the public vote's utilitarian optimum is the true
+    /// one) and the `ρ < 1` tasks without a status quo (each utility identified only up to a
+    /// constant).
+    pub fn ablation_names() -> Vec<&'static str> {
+        vec![
+            "toy-wishy-washy-colsum1",
+            "toy-altruist-colsum1",
+            "toy-rho0.5-unanchored",
+            "toy-egalitarian-unanchored",
+            "thermal-unanchored",
+            "hotel-unanchored",
+            "energy-unanchored",
+            "team-unanchored",
+        ]
+    }
+
     /// The facilitator's welfare rule.
     pub fn welfare(&self) -> Welfare {
         Welfare::Gini { rho: self.rho }
     }
 
+    /// The true utilities at `x`; an error names the point where the simulator fails.
+    pub fn utilities_at(&self, x: &[f64]) -> Result<Vec<f64>> {
+        if x.len() != self.dim {
+            return Err(Error::dim("x", self.dim, x.len()));
+        }
+        agora_core::check_finite_slice("x", x)?;
+        (self.utilities)(x).map_err(|e| {
+            Error::invalid(
+                "x",
+                format!("task {:?}: no utilities at {x:?}: {e}", self.name),
+            )
+        })
+    }
+
     /// Welfare of the true utilities at `x` (normalized weights).
-    pub fn welfare_at(&self, x: &[f64]) -> f64 {
-        self.welfare().normalized_value(&(self.utilities)(x))
+    pub fn welfare_at(&self, x: &[f64]) -> Result<f64> {
+        Ok(self.welfare().normalized_value(&self.utilities_at(x)?))
     }
 
     /// Public utilities `A u(x)`.
-    pub fn public_utilities(&self, x: &[f64]) -> Vec<f64> {
-        let u = (self.utilities)(x);
-        self.graph
+    pub fn public_utilities(&self, x: &[f64]) -> Result<Vec<f64>> {
+        let u = self.utilities_at(x)?;
+        Ok(self
+            .graph
             .iter()
             .map(|r| r.iter().zip(&u).map(|(a, b)| a * b).sum())
-            .collect()
+            .collect())
     }
 
     /// The optimum `(x*, S*)`: over the option set, or a dense grid (2001 points in 1-D,
     /// 201² in 2-D) refined by golden-section steps per coordinate.
-    pub fn optimum(&self) -> (Vec<f64>, f64) {
+    pub fn optimum(&self) -> Result<(Vec<f64>, f64)> {
         self.argmax(&|x| self.welfare_at(x))
     }
 
     /// The optimum of the welfare of the *public* utilities (what a show of hands finds).
-    pub fn corrupted_optimum(&self) -> (Vec<f64>, f64) {
-        self.argmax(&|x| self.welfare().normalized_value(&self.public_utilities(x)))
+    pub fn corrupted_optimum(&self) -> Result<(Vec<f64>, f64)> {
+        self.argmax(&|x| Ok(self.welfare().normalized_value(&self.public_utilities(x)?)))
     }
 
-    fn argmax(&self, f: &dyn Fn(&[f64]) -> f64) -> (Vec<f64>, f64) {
+    /// Regret `S* − S(x̃*)` of the public-vote optimum: what groupthink costs on this task
+    /// (0 when the public welfare has the true optimum).
+    pub fn public_optimum_regret(&self) -> Result<f64> {
+        let s_star = self.optimum()?.1;
+        let (xc, _) = self.corrupted_optimum()?;
+        Ok((s_star - self.welfare_at(&xc)?).max(0.0))
+    }
+
+    /// Regret of an oracle that knows every agent's exact utility differences
+    /// `u(x, i) − u(x′, i)` and fixes each utility's constant as a model must: at the status
+    /// quo (`u(x₀, i) = 0`) when the task has one, otherwise by the zero-mean convention
+    /// (each utility's mean over the options, or the grid, is 0). Near 0 when the task is
+    /// identifiable from votes; on an unanchored task with `ρ < 1` it is the floor every
+    /// vote-based method pays whatever it learns.
+    pub fn difference_oracle_regret(&self) -> Result<f64> {
+        let s_star = self.optimum()?.1;
+        let shift = match &self.status_quo {
+            Some(x0) => self.utilities_at(x0)?,
+            None => {
+                let pts = self.grid_points(101);
+                let mut mean = vec![0.0; self.agents];
+                for x in &pts {
+                    for (m, u) in mean.iter_mut().zip(self.utilities_at(x)?) {
+                        *m += u / pts.len() as f64;
+                    }
+                }
+                mean
+            }
+        };
+        let (x, _) = self.argmax(&|x| {
+            let u: Vec<f64> = self
+                .utilities_at(x)?
+                .iter()
+                .zip(&shift)
+                .map(|(a, b)| a - b)
+                .collect();
+            Ok(self.welfare().normalized_value(&u))
+        })?;
+        Ok((s_star - self.welfare_at(&x)?).max(0.0))
+    }
+
+    /// The options, or a grid of `per` points per axis over the cube (at most 101² points).
+    fn grid_points(&self, per: usize) -> Vec<Vec<f64>> {
         if let Some(opts) = &self.options {
-            let mut best = (opts[0].clone(), f(&opts[0]));
+            return opts.clone();
+        }
+        let per = if self.dim > 2 { 11 } else { per };
+        let total = per.pow(self.dim as u32);
+        (0..total)
+            .map(|k| {
+                let mut r = k;
+                (0..self.dim)
+                    .map(|_| {
+                        let v = (r % per) as f64 / (per - 1) as f64;
+                        r /= per;
+                        v
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn argmax(&self, f: &dyn Fn(&[f64]) -> Result<f64>) -> Result<(Vec<f64>, f64)> {
+        if let Some(opts) = &self.options {
+            let mut best = (opts[0].clone(), f(&opts[0])?);
             for o in opts {
-                let v = f(o);
+                let v = f(o)?;
                 if v > best.1 {
                     best = (o.clone(), v);
                 }
             }
-            return best;
+            return Ok(best);
         }
         let per: usize = if self.dim == 1 { 2001 } else { 201 };
-        let total = per.pow(self.dim as u32);
         let mut best = (vec![0.0; self.dim], f64::NEG_INFINITY);
-        for k in 0..total {
-            let mut x = vec![0.0; self.dim];
-            let mut r = k;
-            for xi in x.iter_mut() {
-                *xi = (r % per) as f64 / (per - 1) as f64;
-                r /= per;
-            }
-            let v = f(&x);
+        for x in self.grid_points(per) {
+            let v = f(&x)?;
             if v > best.1 {
                 best = (x, v);
             }
@@ -325,7 +518,7 @@ impl SocialTask {
                     xc[j] = c;
                     let mut xd = best.0.clone();
                     xd[j] = d;
-                    if f(&xc) > f(&xd) {
+                    if f(&xc)? > f(&xd)? {
                         b = d;
                     } else {
                         a = c;
@@ -333,13 +526,13 @@ impl SocialTask {
                 }
                 let mut x = best.0.clone();
                 x[j] = 0.5 * (a + b);
-                let v = f(&x);
+                let v = f(&x)?;
                 if v > best.1 {
                     best = (x, v);
                 }
             }
         }
-        best
+        Ok(best)
     }
 }
 
@@ -503,6 +696,16 @@ impl FirmGp {
 /// The three firms of the energy task (see the module docs), from a fixed seed.
 pub fn energy_firms() -> Result<Vec<FirmGp>> {
     let mut rng = stream(2016, &[0xE4E]);
+    // The corporation's meters cover the square except around (0.8, 0.2), where the joint
+    // venture has its data: the corporation's favourite option is the joint venture's
+    // least useful, so the corporation-led public vote does not find the group's optimum.
+    let mut corp = Vec::with_capacity(40);
+    while corp.len() < 40 {
+        let p = [rng.random::<f64>(), rng.random::<f64>()];
+        if (p[0] - 0.8).powi(2) + (p[1] - 0.2).powi(2) > 0.25 * 0.25 {
+            corp.push(p);
+        }
+    }
     let mut cluster = |c: [f64; 2], s: f64, k: usize| -> Vec<[f64; 2]> {
         (0..k)
             .map(|_| {
@@ -513,7 +716,6 @@ pub fn energy_firms() -> Result<Vec<FirmGp>> {
             })
             .collect()
     };
-    let corp = cluster([0.5, 0.5], 1.0, 40);
     let startup = cluster([0.85, 0.85], 0.2, 6);
     let mut jv = cluster([0.15, 0.8], 0.25, 7);
     jv.extend(cluster([0.8, 0.2], 0.25, 7));
@@ -543,10 +745,10 @@ mod tests {
     #[test]
     fn toy_optima_match_the_note() {
         let t = SocialTask::by_name("toy").unwrap();
-        let (x, s) = t.optimum();
+        let (x, s) = t.optimum().unwrap();
         assert!((x[0] - 0.8229).abs() < 2e-3, "{x:?}");
         assert!((s - 3.304).abs() < 5e-3, "{s}");
-        let (xc, _) = t.corrupted_optimum();
+        let (xc, _) = t.corrupted_optimum().unwrap();
         assert!((xc[0] - 0.354).abs() < 3e-3, "{xc:?}");
         assert!(
             SocialTask::by_name("nope")
@@ -554,11 +756,70 @@ mod tests {
                 .to_string()
                 .contains("toy")
         );
-        let th = SocialTask::by_name("thermal").unwrap();
-        let (x, s) = th.optimum();
+        let th = SocialTask::by_name("thermal-unanchored").unwrap();
+        let (x, s) = th.optimum().unwrap();
         // Egalitarian-ish comfort: the worst-off agent is within ~1 PMV unit of neutral.
         assert!(s < 0.0 && s > -1.5, "{x:?} {s}");
-        assert!((th.utilities)(&x).iter().all(|u| u.is_finite()));
+        assert!(th.utilities_at(&x).unwrap().iter().all(|u| u.is_finite()));
+        // Anchored at the hot room, every agent gains at the optimum.
+        let th = SocialTask::by_name("thermal").unwrap();
+        let (x, s) = th.optimum().unwrap();
+        assert!(s > 0.5, "{x:?} {s}");
+        let sq = th.utilities_at(&THERMAL_STATUS_QUO).unwrap();
+        assert!(sq.iter().all(|u| u.abs() < 1e-12), "{sq:?}");
+        assert!(th.utilities_at(&x).unwrap().iter().all(|u| *u > 0.5));
+    }
+
+    /// Every task of the report is identifiable from votes (an oracle knowing the exact
+    /// utility differences, with the model's convention for the constants, finds the
+    /// optimum) and groupthink costs something on it (the public vote's optimum has positive
+    /// regret); each ablation breaks one of the two.
+    #[test]
+    fn report_tasks_are_identifiable_and_groupthink_costs_something() {
+        for name in SocialTask::names() {
+            let t = SocialTask::by_name(name).unwrap();
+            let oracle = t.difference_oracle_regret().unwrap();
+            let public = t.public_optimum_regret().unwrap();
+            assert!(oracle < 1e-9, "{name}: oracle regret {oracle}");
+            assert!(public > 0.02, "{name}: public-vote optimum regret {public}");
+            assert_eq!(t.status_quo.is_some(), t.rho < 1.0, "{name}");
+        }
+        // The column-sum-1 graphs: the public utilitarian optimum is the true one.
+        for name in ["toy-wishy-washy-colsum1", "toy-altruist-colsum1"] {
+            let t = SocialTask::by_name(name).unwrap();
+            assert!(t.public_optimum_regret().unwrap() < 1e-9, "{name}");
+        }
+        // Without a status quo the zero-mean convention misplaces the optimum (hotel's and
+        // team's utilities happen to make it harmless: their oracle regret is 0).
+        for name in [
+            "toy-rho0.5-unanchored",
+            "toy-egalitarian-unanchored",
+            "thermal-unanchored",
+            "energy-unanchored",
+        ] {
+            let t = SocialTask::by_name(name).unwrap();
+            let oracle = t.difference_oracle_regret().unwrap();
+            assert!(oracle > 0.1, "{name}: {oracle}");
+        }
+        let e = SocialTask::by_name("toy-unanchored")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no status quo") && e.contains("thermal-unanchored"),
+            "{e}"
+        );
+    }
+
+    /// A point where the PMV model cannot be evaluated (a negative air speed) is an error
+    /// naming it, never a silent value.
+    #[test]
+    fn a_pmv_failure_is_an_error() {
+        let t = SocialTask::by_name("thermal").unwrap();
+        let e = t.utilities_at(&[0.5, -1.0]).unwrap_err().to_string();
+        assert!(e.contains("air_speed") && e.contains("[0.5, -1.0]"), "{e}");
+        assert!(t.welfare_at(&[0.5, -1.0]).is_err());
+        assert!(t.utilities_at(&[0.5]).is_err());
+        assert!(t.utilities_at(&[f64::NAN, 0.5]).is_err());
     }
 
     #[test]
@@ -579,19 +840,19 @@ mod tests {
             cov / (vx * vy).sqrt()
         };
         assert!(corr(0) > 0.2 && corr(1) > 0.3, "{} {}", corr(0), corr(1));
-        let (x, _) = h.optimum();
+        let (x, _) = h.optimum().unwrap();
         assert!(opts.contains(&x));
         let e = SocialTask::by_name("energy").unwrap();
         // Each firm is certain at its own data and uncertain far from it.
-        let u_corner = (e.utilities)(&[0.85, 0.85]);
+        let u_corner = e.utilities_at(&[0.85, 0.85]).unwrap();
         assert!(u_corner[1] < 0.1, "start-up knows its corner: {u_corner:?}");
-        let (xe, se) = e.optimum();
+        let (xe, se) = e.optimum().unwrap();
         assert!(se > 0.0 && xe.iter().all(|v| (0.0..=1.0).contains(v)));
     }
 
     #[test]
     fn team_task_has_165_teams_and_a_valid_diffusion_kernel() {
-        let t = SocialTask::by_name("team").unwrap();
+        let t = SocialTask::by_name("team-unanchored").unwrap();
         assert_eq!(t.options.as_ref().unwrap().len(), 165);
         let g = t.gram.as_ref().unwrap();
         for (i, row) in g.iter().enumerate() {
@@ -607,7 +868,9 @@ mod tests {
         assert_eq!(ch.jitter(), 0.0);
         // Utilities are standardized per agent.
         for j in 0..4 {
-            let col: Vec<f64> = (0..165).map(|k| (t.utilities)(&[k as f64])[j]).collect();
+            let col: Vec<f64> = (0..165)
+                .map(|k| t.utilities_at(&[k as f64]).unwrap()[j])
+                .collect();
             let mean = col.iter().sum::<f64>() / 165.0;
             assert!(mean.abs() < 1e-9);
         }

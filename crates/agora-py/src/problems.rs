@@ -106,7 +106,9 @@ impl Problem {
         let u = unit_of(&self.space, "point", point)?;
         match &*self.kind.lock().unwrap_or_else(|e| e.into_inner()) {
             Kind::Oracle(o) => o.problem().regret_at_unit(&u).map_err(py_err),
-            Kind::Group { task, .. } => Ok(task.optimum().1 - task.welfare_at(&u)),
+            Kind::Group { task, .. } => {
+                Ok(task.optimum().map_err(py_err)?.1 - task.welfare_at(&u).map_err(py_err)?)
+            }
         }
     }
 

@@ -70,10 +70,10 @@ fn bot_ballot(task: &SocialTask, bot: usize, kind: &QueryKind) -> Option<Ballot>
         })
         .collect::<Option<_>>()?;
     let score = |x: &[f64]| match channel {
-        agora_core::Channel::Public => task.public_utilities(x)[bot],
-        agora_core::Channel::Private => (task.utilities)(x)[bot],
+        agora_core::Channel::Public => task.public_utilities(x).ok().map(|u| u[bot]),
+        agora_core::Channel::Private => task.utilities_at(x).ok().map(|u| u[bot]),
     };
-    let (a, b) = (score(&u[0]), score(&u[1]));
+    let (a, b) = (score(&u[0])?, score(&u[1])?);
     let choice = if (a - b).abs() < 1e-9 {
         None
     } else {

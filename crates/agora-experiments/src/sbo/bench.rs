@@ -1,5 +1,6 @@
 //! `agora bench sbo`: time per Social BO iteration against the paper's bound (App. H.4).
 
+use super::run::Method;
 use super::run::{SboRun, run_one};
 use crate::stats::{mean_se, pm};
 use crate::table::Table;
@@ -29,7 +30,13 @@ pub const PAPER_SECONDS_T50: f64 = 30.0;
 pub fn bench(runs: usize) -> Result<Vec<SboBenchRow>> {
     let task = SocialTask::by_name("thermal")?;
     let rs: Vec<SboRun> = (0..runs.max(1) as u64)
-        .map(|s| run_one(&task, SboVariant::Sbo, s, 52))
+        .map(|s| {
+            let sbo = Method {
+                variant: SboVariant::Sbo,
+                table5: false,
+            };
+            run_one(&task, &sbo, s, 52)
+        })
         .collect::<Result<_>>()?;
     Ok([10usize, 25, 50]
         .iter()

@@ -19,6 +19,6 @@ pub use bench::{PAPER_SECONDS_T50, SboBenchRow, bench, bench_table};
 pub use gp::{gp_markdown, gp_report, run_gp};
 pub use report::{rebuild, report_markdown, reproduce, summary};
 pub use run::{
-    SboRun, config, gp_config, gp_rounds, gp_tasks, methods, rounds, run_gp_one, run_one, seeds,
-    tasks,
+    Method, RuleLog, SboRun, config, gp_config, gp_rounds, gp_tasks, methods, rounds, run_gp_one,
+    run_one, seeds, tasks,
 };

@@ -3,6 +3,7 @@
 
 use crate::runner::drive;
 use agora_core::Result;
+use agora_gp::social::SocialPrior;
 use agora_math::rng::derive_seed;
 use agora_methods::{
     Sbo, SboConfig, SboGp, SboGpConfig, SboGpRound, SboGpVariant, SboRound, SboVariant,
@@ -35,6 +36,33 @@ pub struct SboRun {
     /// Total vote cost `λ_u |Q^u| + λ_v |Q^v|` (λ_u = 10, λ_v = 1), initial design included.
     #[serde(default)]
     pub cost: f64,
+    /// Cumulative public votes (or ratings) after each round, initial design included.
+    #[serde(default)]
+    pub public: Vec<usize>,
+    /// The private-vote rule's quantities per round (vote-based SBO and Independent).
+    #[serde(default)]
+    pub rule: Vec<RuleLog>,
+}
+
+/// What the private-vote rule saw in one round (`None` where it was not computed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleLog {
+    /// `w^u`, the u-difference width over the confidence set.
+    pub w_u: Option<f64>,
+    /// `w_V`, the same width with `A` fixed at `Â`.
+    pub w_given_graph: Option<f64>,
+    /// `w_A`, the part of `w^u` due to `A`.
+    pub w_graph: Option<f64>,
+    /// `w^v` over the public-only set (the paper's rule).
+    pub w_public: Option<f64>,
+    /// `t^{−q}`.
+    pub threshold: Option<f64>,
+    /// `L` in use.
+    pub bound: f64,
+    /// `‖x_t − x_{t−1}‖`.
+    pub step: f64,
+    /// Whether a private vote was asked.
+    pub private: bool,
 }
 
 /// What the recorder reads of a strategy's round.
@@ -43,6 +71,10 @@ trait RoundView {
     fn seconds(&self) -> f64;
     /// `Â` row-major, empty unless learned.
     fn graph(&self) -> &[f64];
+    /// The private-vote rule's log, if the method has the rule.
+    fn rule(&self) -> Option<RuleLog> {
+        None
+    }
 }
 
 /// Both round records have the fields the recorder reads, under the same names.
@@ -62,7 +94,33 @@ macro_rules! round_view {
     )*};
 }
 
-round_view!(SboRound, SboGpRound);
+round_view!(SboGpRound);
+
+impl RoundView for SboRound {
+    fn x(&self) -> &[f64] {
+        &self.x
+    }
+    fn seconds(&self) -> f64 {
+        self.seconds
+    }
+    fn graph(&self) -> &[f64] {
+        &self.graph
+    }
+    fn rule(&self) -> Option<RuleLog> {
+        let w = &self.widths;
+        let some = |v: f64| v.is_finite().then_some(v);
+        Some(RuleLog {
+            w_u: some(w.u),
+            w_given_graph: some(w.given_graph),
+            w_graph: some(w.graph),
+            w_public: some(w.public),
+            threshold: some(w.threshold),
+            bound: self.bound,
+            step: self.step,
+            private: self.private,
+        })
+    }
+}
 
 /// Builds an [`SboRun`] from a strategy's rounds as they complete.
 struct Recorder<'t> {
@@ -73,10 +131,10 @@ struct Recorder<'t> {
 }
 
 impl<'t> Recorder<'t> {
-    fn new(task: &'t SocialTask, method: &str, seed: u64) -> Recorder<'t> {
-        Recorder {
+    fn new(task: &'t SocialTask, method: &str, seed: u64) -> Result<Recorder<'t>> {
+        Ok(Recorder {
             task,
-            s_star: task.optimum().1,
+            s_star: task.optimum()?.1,
             truth: task.graph.iter().flatten().copied().collect(),
             run: SboRun {
                 task: task.name.clone(),
@@ -89,28 +147,38 @@ impl<'t> Recorder<'t> {
                 seconds: Vec::new(),
                 bound: 0.0,
                 cost: 0.0,
+                public: Vec::new(),
+                rule: Vec::new(),
             },
-        }
+        })
     }
 
     /// Record the rounds completed since the last call; `private` (the private votes so
     /// far) goes to the latest round, as a private follow-up belongs to the round it
     /// follows.
-    fn catch_up<R: RoundView>(&mut self, rounds: &[R], private: usize) {
+    fn catch_up<R: RoundView>(&mut self, rounds: &[R], counts: [usize; 2]) -> Result<()> {
         let run = &mut self.run;
         for r in &rounds[run.x.len().min(rounds.len())..] {
             run.regret
-                .push((self.s_star - self.task.welfare_at(r.x())).max(0.0));
+                .push((self.s_star - self.task.welfare_at(r.x())?).max(0.0));
             run.x.push(r.x().to_vec());
             run.seconds.push(r.seconds());
             if !r.graph().is_empty() {
                 run.graph_error.push(graph_error(r.graph(), &self.truth));
             }
-            run.private.push(private);
+            if let Some(l) = r.rule() {
+                run.rule.push(l);
+            }
+            run.private.push(counts[0]);
+            run.public.push(counts[1]);
         }
         if let Some(p) = run.private.last_mut() {
-            *p = private;
+            *p = counts[0];
         }
+        if let Some(p) = run.public.last_mut() {
+            *p = counts[1];
+        }
+        Ok(())
     }
 
     /// The latest round's `Â` may change after its private follow-up: its error replaces
@@ -131,6 +199,8 @@ impl<'t> Recorder<'t> {
         run.private.truncate(rounds);
         run.seconds.truncate(rounds);
         run.graph_error.truncate(rounds);
+        run.public.truncate(rounds);
+        run.rule.truncate(rounds);
         run.cost = cost;
         self.run
     }
@@ -155,36 +225,93 @@ fn until(more: bool) -> Result<ControlFlow<()>> {
     })
 }
 
-/// The methods compared.
-pub fn methods(task: &SocialTask) -> Vec<SboVariant> {
-    vec![
-        SboVariant::Sbo,
-        SboVariant::Oracle(task.graph.clone()),
-        SboVariant::SingleAgent,
-        SboVariant::Independent,
-        SboVariant::PrivateOnly,
-    ]
+/// A method of the vote-based suite: a variant, optionally with the paper's literal Table 5
+/// graph prior (an ablation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Method {
+    /// The variant.
+    pub variant: SboVariant,
+    /// Use [`SocialPrior::paper_table5`] instead of agora's coherent prior.
+    pub table5: bool,
 }
 
-/// Settings of a task (lengthscale per task dimension).
-pub fn config(task: &SocialTask, variant: SboVariant) -> SboConfig {
-    let mut c = SboConfig::paper(task.agents, task.rho, variant);
+impl Method {
+    /// The name in runs and reports (`sbo-table5` for the ablation).
+    pub fn name(&self) -> &'static str {
+        if self.table5 {
+            "sbo-table5"
+        } else {
+            self.variant.name()
+        }
+    }
+}
+
+/// The methods compared on `task`: SBO, the paper's baselines (Oracle, Single Agent,
+/// Independent), private-only (for the regret-versus-vote-cost comparison) and, on the
+/// tasks of [`table5_tasks`] (not with `--quick`), SBO with the paper's literal Table 5
+/// prior.
+pub fn methods(task: &SocialTask, quick: bool) -> Vec<Method> {
+    let plain = |variant| Method {
+        variant,
+        table5: false,
+    };
+    let mut out = vec![
+        plain(SboVariant::Sbo),
+        plain(SboVariant::Oracle(task.graph.clone())),
+        plain(SboVariant::SingleAgent),
+        plain(SboVariant::Independent),
+        plain(SboVariant::PrivateOnly),
+    ];
+    if !quick && table5_tasks().contains(&task.name.as_str()) {
+        out.push(Method {
+            variant: SboVariant::Sbo,
+            table5: true,
+        });
+    }
+    out
+}
+
+/// Tasks of the Table 5 prior ablation: the toy (its MAP is stiff, ξ = 1250: one round
+/// takes ~10 s against ~0.3 s with the coherent prior, measured on `--quick`).
+pub fn table5_tasks() -> Vec<&'static str> {
+    vec!["toy"]
+}
+
+/// Rounds of the Table 5 ablation (at most 20; the comparison with SBO uses the same
+/// rounds).
+pub fn table5_rounds(rounds: usize) -> usize {
+    rounds.min(20)
+}
+
+/// Settings of a task (lengthscale per task dimension; the status quo as the model's
+/// anchor).
+pub fn config(task: &SocialTask, method: &Method) -> SboConfig {
+    let mut c = SboConfig::paper(task.agents, task.rho, method.variant.clone());
     c.lengthscale = if task.dim == 1 { 0.1 } else { 0.25 };
     c.gram = task.gram.clone();
+    c.model.anchor = task.status_quo.clone();
+    if method.table5 {
+        c.model.prior = SocialPrior::paper_table5(task.agents);
+    }
     c
 }
 
 /// Run `method` on `task` for `rounds` proposal rounds: the group votes (Bradley–Terry,
 /// its stream `derive_seed(seed, [0x6B])`) until `rounds` rounds are done and no private
 /// follow-up is pending.
-pub fn run_one(task: &SocialTask, variant: SboVariant, seed: u64, rounds: usize) -> Result<SboRun> {
-    let mut s = Sbo::new(task.space()?, config(task, variant.clone()), seed)?;
+pub fn run_one(task: &SocialTask, method: &Method, seed: u64, rounds: usize) -> Result<SboRun> {
+    let mut s = Sbo::new(task.space()?, config(task, method), seed)?;
     let mut group = SocialGroup::new(task, derive_seed(seed, &[0x6B]));
-    let mut rec = Recorder::new(task, variant.name(), seed);
+    let mut rec = Recorder::new(task, method.name(), seed)?;
+    let rounds = if method.table5 {
+        table5_rounds(rounds)
+    } else {
+        rounds
+    };
     let cap = if rounds == 0 { 0 } else { usize::MAX };
     drive(&mut s, &mut group, cap, |step| {
         let s = step.strategy;
-        rec.catch_up(s.rounds(), s.counts()[0]);
+        rec.catch_up(s.rounds(), s.counts())?;
         until(s.rounds().len() < rounds || s.private_pending())
     })?;
     let mut run = rec.finish(rounds, group.cost());
@@ -211,11 +338,11 @@ pub fn run_gp_one(
 ) -> Result<SboRun> {
     let mut s = SboGp::new(task.space()?, gp_config(task, variant), seed)?;
     let mut group = SocialGroup::new(task, derive_seed(seed, &[0x6C]));
-    let mut rec = Recorder::new(task, variant.name(), seed);
+    let mut rec = Recorder::new(task, variant.name(), seed)?;
     let cap = if rounds == 0 { 0 } else { usize::MAX };
     drive(&mut s, &mut group, cap, |step| {
         let s = step.strategy;
-        rec.catch_up(s.rounds(), s.counts()[0]);
+        rec.catch_up(s.rounds(), s.counts())?;
         rec.refresh_graph(s.rounds());
         until(s.rounds().len() < rounds || s.round_open())
     })?;
@@ -231,9 +358,10 @@ pub fn tasks(quick: bool) -> Vec<&'static str> {
     }
 }
 
-/// Proposal rounds per run.
+/// Proposal rounds per run: the paper's horizon is not stated, but it times iterations at
+/// t = 50; agora runs 60 (`--quick`: 6).
 pub fn rounds(quick: bool) -> usize {
-    if quick { 6 } else { 25 }
+    if quick { 6 } else { 60 }
 }
 
 /// Tasks of the GP-variant suite (`--quick`: the toy and thermal comfort).
@@ -265,21 +393,29 @@ mod tests {
     #[test]
     fn runs_record_every_round_and_the_group_cost() {
         let task = SocialTask::by_name("toy").unwrap();
-        let run = run_one(&task, SboVariant::PrivateOnly, 3, 3).unwrap();
+        let private_only = Method {
+            variant: SboVariant::PrivateOnly,
+            table5: false,
+        };
+        let run = run_one(&task, &private_only, 3, 3).unwrap();
         assert_eq!(run.regret.len(), 3);
         assert_eq!((run.x.len(), run.private.len()), (3, 3));
         assert!(run.graph_error.is_empty());
         // private-only asks a private vote every round: its count grows by one a round.
         assert_eq!(run.private[2] - run.private[1], 1);
-        let s_star = task.optimum().1;
+        let s_star = task.optimum().unwrap().1;
         for (x, r) in run.x.iter().zip(&run.regret) {
-            assert_eq!(*r, (s_star - task.welfare_at(x)).max(0.0));
+            assert_eq!(*r, (s_star - task.welfare_at(x).unwrap()).max(0.0));
         }
         assert!(run.cost >= 10.0 * run.private[2] as f64);
-        let again = run_one(&task, SboVariant::PrivateOnly, 3, 3).unwrap();
+        let again = run_one(&task, &private_only, 3, 3).unwrap();
         assert_eq!(run.regret, again.regret);
         let gp = run_gp_one(&task, SboGpVariant::SboGp, 1, 4).unwrap();
         assert_eq!(gp.regret.len(), 4);
-        assert!(run_one(&task, SboVariant::Sbo, 0, 0).unwrap().x.is_empty());
+        let sbo = Method {
+            variant: SboVariant::Sbo,
+            table5: false,
+        };
+        assert!(run_one(&task, &sbo, 0, 0).unwrap().x.is_empty());
     }
 }

@@ -7,8 +7,10 @@
 //! compose by the product rule on `W`.
 //!
 //! Files: `covariance` (the [`Kernel`] trait), `stationary` (RBF, Matérn), `scale` (output
-//! scale), `combine` (sums and products), `precomputed` (a fixed Gram over a finite set).
+//! scale), `combine` (sums and products), `precomputed` (a fixed Gram over a finite set), `anchored` (a kernel conditioned
+//! to vanish at a point).
 
+mod anchored;
 mod combine;
 mod covariance;
 mod precomputed;
@@ -18,6 +20,7 @@ mod stationary;
 #[cfg(test)]
 mod tests;
 
+pub use anchored::Anchored;
 pub use combine::{Product, Sum};
 pub use covariance::{GramScratch, Kernel, ParamKind, Spectral, hadamard_sum};
 pub use precomputed::Precomputed;

@@ -3,6 +3,7 @@
 //! (docs/notes/social-bo.md (70)/(71)) and, through [`SocialModel::minimize_over_set`], an
 //! acquisition's own problem.
 
+use super::map::{SET_FEASIBILITY, unusable, usable};
 use super::{Coupling, SetConstraint, SetLayout, SocialModel, constraints};
 use agora_core::{Error, Result};
 use agora_math::constrained::{AlResult, minimize_al};
@@ -69,9 +70,21 @@ impl SocialModel {
         let lr = self.lr_fns(lay)?;
         let cons = constraints(&[&balls, &lr, extra], &rows);
         let bounds = self.bounds_for(lay);
-        let mut best = minimize_al(obj, &cons, &bounds, &x0, None, self.cfg.bound_solver)?;
+        let tol = self.cfg.bound_solver.feas_tol;
+        let accept = |r: &AlResult| r.kkt.feasibility <= SET_FEASIBILITY;
+        let mut results = vec![minimize_al(
+            obj,
+            &cons,
+            &bounds,
+            &x0,
+            None,
+            self.cfg.bound_solver,
+        )?];
         // The other modes of the set, with the same extra coordinates as `x0`.
-        let fit = self.fit.as_ref().expect("checked by lr_fns");
+        let fit = self
+            .fit
+            .as_ref()
+            .ok_or_else(|| Error::State("fit the social model first".into()))?;
         let nm = self.n * self.m();
         for mode in &fit.modes {
             let mut x = x0.clone();
@@ -79,12 +92,51 @@ impl SocialModel {
             if lay.a {
                 x[lay.a_off()..lay.a_off() + self.n * self.n].copy_from_slice(&mode[nm..]);
             }
-            let r = minimize_al(obj, &cons, &bounds, &x, None, self.cfg.bound_solver)?;
-            if r.kkt.feasibility <= 1e-6 && r.f < best.f {
-                best = r;
+            results.push(minimize_al(
+                obj,
+                &cons,
+                &bounds,
+                &x,
+                None,
+                self.cfg.bound_solver,
+            )?);
+        }
+        // A start that stopped short is retried once from where it stopped, with its
+        // multipliers and a larger first penalty.
+        for r in results.iter_mut() {
+            if !usable(r, tol) && accept(r) {
+                let mut opts = self.cfg.bound_solver;
+                opts.penalty *= 100.0;
+                let again = minimize_al(obj, &cons, &bounds, &r.x, Some(&r.multipliers), opts)?;
+                if usable(&again, tol) {
+                    *r = again;
+                }
             }
         }
-        Ok(best)
+        // Feasible points only (to [`SET_FEASIBILITY`]): an infeasible one lies outside the
+        // set, and its value is no bound at all. A feasible point that stopped short of the
+        // solver's tolerances gives an inner (conservative) value; it is used, and counted
+        // ([`SocialModel::short_solves`]).
+        match results
+            .iter()
+            .filter(|r| accept(r))
+            .min_by(|a, b| a.f.total_cmp(&b.f))
+        {
+            Some(best) => {
+                if !usable(best, tol) {
+                    self.short
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(best.clone())
+            }
+            None => Err(unusable("problem over the confidence set", &results)),
+        }
+    }
+
+    /// Problems over the confidence set solved so far (by this model and its clones) whose
+    /// best feasible point stopped short of stationarity and was used as an inner value.
+    pub fn short_solves(&self) -> usize {
+        self.short.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The MAP `(α̂, Â)` as a point of `lay`'s variables (`β` and `τ` at 0). Errors before a

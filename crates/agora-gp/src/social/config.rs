@@ -109,6 +109,13 @@ pub struct SocialConfig {
     /// weak prior (the view of the paper's GP variant, App. F.1) keeps the MAP inside and
     /// bounds the optimism at a new option by the likelihood-ratio slack, as in GP-UCB.
     pub ridge: f64,
+    /// A status-quo option (unit-cube point, or a candidate's features) where every agent's
+    /// utility is 0, known to the group and the model alike. Votes fix each utility only up
+    /// to a constant, and a welfare with `ρ < 1` depends on the constants; anchoring makes it
+    /// identifiable. The model's kernel is conditioned to vanish there
+    /// ([`Anchored`](crate::Anchored)). `None`: the utilities' constants are set by the
+    /// prior alone (enough for a utilitarian welfare, `ρ = 1`).
+    pub anchor: Option<Vec<f64>>,
     /// Solver settings of the MAP and the MLEs.
     pub solver: AlOptions,
     /// Solver settings of the bound, width and acquisition problems (looser: their values
@@ -130,6 +137,7 @@ impl SocialConfig {
             coupling: Coupling::Learned,
             separate_lr: false,
             ridge: 0.1,
+            anchor: None,
             solver: AlOptions {
                 opt_tol: 1e-7,
                 feas_tol: 1e-9,

@@ -59,5 +59,7 @@ pub use model::SocialModel;
 pub use votes::Vote;
 
 use map::constraints;
+#[cfg(test)]
+use map::permutations;
 use model::whiten;
 use votes::bt_loglik;

@@ -19,6 +19,8 @@ pub struct SocialModel {
     pub(super) private: Vec<Vote>,
     pub(super) public: Vec<Vote>,
     pub(super) fit: Option<SocialFit>,
+    /// Set problems whose best feasible point was not stationary (shared by clones).
+    pub(super) short: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl SocialModel {
@@ -49,6 +51,7 @@ impl SocialModel {
                 ));
             }
         }
+        let kernel = anchored(kernel, &cfg)?;
         Ok(SocialModel {
             cfg,
             n,
@@ -58,6 +61,7 @@ impl SocialModel {
             private: Vec::new(),
             public: Vec::new(),
             fit: None,
+            short: Default::default(),
         })
     }
 
@@ -93,9 +97,10 @@ impl SocialModel {
         Ok(())
     }
 
-    /// Replace the kernel (refactors the Gram; refit needed).
+    /// Replace the kernel (conditioned on the anchor, if any; refactors the Gram; refit
+    /// needed).
     pub fn set_kernel(&mut self, kernel: Box<dyn Kernel>) -> Result<()> {
-        self.kernel = kernel;
+        self.kernel = anchored(kernel, &self.cfg)?;
         self.refactor()
     }
 
@@ -344,6 +349,14 @@ impl SocialModel {
     pub fn map_utilities(&self) -> Option<Vec<f64>> {
         self.fit.as_ref().map(|f| self.utilities_of(&f.alpha))
     }
+}
+
+/// `kernel` conditioned to vanish at the config's anchor, if it has one.
+fn anchored(kernel: Box<dyn Kernel>, cfg: &SocialConfig) -> Result<Box<dyn Kernel>> {
+    Ok(match &cfg.anchor {
+        Some(x0) => Box::new(crate::Anchored::new(kernel, x0)?),
+        None => kernel,
+    })
 }
 
 /// `(c, s)` for the last row `m` of a factor already holding `m + 1` rows: `c` = row `m`

@@ -286,3 +286,95 @@ mod recovery {
         );
     }
 }
+
+/// The private-vote rule's split (item 2 of the Social BO issue): with `A` known the width
+/// given the graph is the whole width (no part is due to `A`, so the rule never asks), while
+/// the paper's public-only width is smaller than the u-width (so the paper's rule would keep
+/// asking); with `A` learned from the same votes, part of the width is due to `A`, and the
+/// width given `Â` is the width of the same problem with `A` known at `Â`.
+#[test]
+fn the_graph_part_of_the_width_vanishes_when_the_graph_is_known() {
+    let toy = vec![vec![0.9, 0.1], vec![0.6, 0.4]];
+    let mut known = toy_model(Coupling::Known(SocialGraph::new(&toy, 0.0).unwrap()));
+    known.refit(3).unwrap();
+    let total = known.difference_widths(1, 4).unwrap();
+    let given = known.difference_widths_given_graph(1, 4).unwrap();
+    assert_eq!(total, given);
+    let norm = |w: &[f64]| w.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let public = known.public_difference_widths(1, 4).unwrap();
+    assert!(
+        norm(&total) > norm(&public),
+        "the paper's rule would ask: w^u {total:?} vs w^v {public:?}"
+    );
+
+    let mut learned = toy_model(Coupling::Learned);
+    let fit = learned.refit(3).unwrap().clone();
+    let total = learned.difference_widths(1, 4).unwrap();
+    let given = learned.difference_widths_given_graph(1, 4).unwrap();
+    for (t, g) in total.iter().zip(&given) {
+        // The slice A = Â lies inside the joint set (solver tolerance aside).
+        assert!(*g <= t + 1e-4, "{given:?} vs {total:?}");
+    }
+    assert!(norm(&total) - norm(&given) > 1e-2, "{total:?} {given:?}");
+    // Independently: the same problem with A known at Â, and Ĵ shifted by the prior there.
+    let rows: Vec<Vec<f64>> = (0..2)
+        .map(|i| {
+            let r = &fit.a[2 * i..2 * i + 2];
+            r.iter().map(|v| v / r.iter().sum::<f64>()).collect()
+        })
+        .collect();
+    let mut at_hat = toy_model(Coupling::Known(SocialGraph::new(&rows, 0.0).unwrap()));
+    at_hat.fit = Some(fit.clone());
+    let p = learned.config().prior;
+    let prior: f64 = fit
+        .a
+        .iter()
+        .map(|v| (p.kappa - 1.0) * v.ln() - p.xi * v * v)
+        .sum();
+    if let Some(f) = at_hat.fit.as_mut() {
+        f.objective -= prior;
+        f.modes.clear();
+    }
+    let want = at_hat.difference_widths(1, 4).unwrap();
+    for (g, w) in given.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-6, "{given:?} vs {want:?}");
+    }
+}
+
+/// Sound solves (item 3): a MAP whose solver cannot converge is a clear error, never a
+/// silent number; label permutations of a fit are exact symmetries of the public votes.
+#[test]
+fn an_unusable_map_is_an_error_and_permutations_keep_the_public_likelihood() {
+    let mut s = toy_model(Coupling::Learned);
+    let mut cfg = s.config().clone();
+    cfg.solver.max_outer = 1;
+    cfg.solver.inner.max_iter = 2;
+    s.cfg = cfg;
+    let e = s.refit(1).unwrap_err().to_string();
+    assert!(e.contains("did not converge") && e.contains("MAP"), "{e}");
+    assert!(
+        s.fit().is_none(),
+        "nothing is stored from an unusable solve"
+    );
+
+    let mut s = toy_model(Coupling::Learned);
+    s.refit(1).unwrap();
+    let lay = s.layout(false, false);
+    let x = s.map_point(&lay).unwrap();
+    let swapped = s.permuted(&x, &[1, 0], &lay);
+    let (a, b) = (
+        s.parts(&x, &lay, [1.0, 1.0, 1.0], None),
+        s.parts(&swapped, &lay, [1.0, 1.0, 1.0], None),
+    );
+    assert!(
+        (a[1] - b[1]).abs() < 1e-12,
+        "public log-likelihood {a:?} vs {b:?}"
+    );
+    assert!((a[2] - b[2]).abs() < 1e-12, "prior {a:?} vs {b:?}");
+    assert!(
+        (a[0] - b[0]).abs() > 1e-3,
+        "private votes break the symmetry"
+    );
+    assert_eq!(permutations(3).len(), 6);
+    assert_eq!(permutations(3)[0], vec![0, 1, 2]);
+}

@@ -1,7 +1,7 @@
 //! Widths of the confidence intervals of utility differences (Social BO paper, Algorithm 1's
 //! private-vote rule `w^u ≥ max(t^{−q}, w^v)`; docs/notes/social-bo.md (72)–(74), §8.6).
 
-use super::{SetLayout, SocialModel, bt_loglik, constraints, whiten};
+use super::{Coupling, SetLayout, SocialGraph, SocialModel, bt_loglik, constraints, whiten};
 use agora_core::{Channel, Error, Result};
 use agora_math::constrained::{Constraint, Kind, minimize_al};
 use agora_math::optim::Objective;
@@ -23,6 +23,46 @@ impl SocialModel {
         self.widths_with(a, b, &|obj| {
             Ok(self.minimize_over_set(&lay, obj, &[], x0.clone())?.f)
         })
+    }
+
+    /// The same widths over the slice of the confidence set where `A = Â` (the graph fixed at
+    /// the MAP's): `{U : J(U, Â) ≥ Ĵ − β}`. What remains is the uncertainty the public (and
+    /// private) votes leave in `u` once the graph is known; the difference to
+    /// [`SocialModel::difference_widths`] is the part due to not knowing `A`, which only
+    /// private votes can remove. With `A` known (or not modelled), the two are equal.
+    pub fn difference_widths_given_graph(&self, a: usize, b: usize) -> Result<Vec<f64>> {
+        if !self.learned() {
+            return self.difference_widths(a, b);
+        }
+        let fit = self
+            .fit
+            .as_ref()
+            .ok_or_else(|| Error::State("fit the social model first".into()))?;
+        let n = self.n;
+        let rows: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                let r = &fit.a[i * n..(i + 1) * n];
+                let s: f64 = r.iter().sum();
+                r.iter().map(|v| v / s).collect()
+            })
+            .collect();
+        let mut fixed = self.clone();
+        fixed.cfg.coupling = Coupling::Known(SocialGraph::new(&rows, 0.0)?);
+        // The fixed problem carries no graph prior: Ĵ without its value at Â, so that
+        // `J(U, Â) ≥ Ĵ − β` is the same inequality.
+        let p = &self.cfg.prior;
+        let prior: f64 = fit
+            .a
+            .iter()
+            .map(|v| (p.kappa - 1.0) * v.ln() - p.xi * v * v)
+            .sum();
+        if let Some(f) = fixed.fit.as_mut() {
+            f.objective -= prior;
+            // Other modes pair their utilities with their own graph, not with Â.
+            f.modes.clear();
+            f.a = rows.into_iter().flatten().collect();
+        }
+        fixed.difference_widths(a, b)
     }
 
     /// Per-agent widths `max − min` of `u_i(a) − u_i(b)`, each end the minimum of a linear

@@ -53,9 +53,9 @@ impl<'a> SocialGroup<'a> {
         }
     }
 
-    fn utilities(&self, x: &[f64], channel: Channel) -> Vec<f64> {
+    fn utilities(&self, x: &[f64], channel: Channel) -> Result<Vec<f64>> {
         match channel {
-            Channel::Private => (self.task.utilities)(x),
+            Channel::Private => self.task.utilities_at(x),
             Channel::Public => self.task.public_utilities(x),
         }
     }
@@ -72,7 +72,7 @@ impl<'a> SocialGroup<'a> {
         if agents != self.task.agents {
             return Err(Error::dim("agents", self.task.agents, agents));
         }
-        let f = self.utilities(&self.at(point)?, channel);
+        let f = self.utilities(&self.at(point)?, channel)?;
         let ch = usize::from(channel == Channel::Public);
         self.counts[ch] += 1;
         let mut rng = stream(self.seed, &[q.id, ch as u64, 0x6A7]);
@@ -106,8 +106,8 @@ impl<'a> SocialGroup<'a> {
         if agents != self.task.agents {
             return Err(Error::dim("agents", self.task.agents, agents));
         }
-        let f0 = self.utilities(&self.at(&points[0])?, channel);
-        let f1 = self.utilities(&self.at(&points[1])?, channel);
+        let f0 = self.utilities(&self.at(&points[0])?, channel)?;
+        let f1 = self.utilities(&self.at(&points[1])?, channel)?;
         let ch = usize::from(channel == Channel::Public);
         self.counts[ch] += 1;
         let mut rng = stream(self.seed, &[q.id, ch as u64, 0x5B0]);
@@ -156,8 +156,11 @@ mod tests {
         let (a, b) = (vec![0.40], vec![0.55]);
         for channel in [Channel::Private, Channel::Public] {
             let (fa, fb) = match channel {
-                Channel::Private => ((t.utilities)(&a), (t.utilities)(&b)),
-                Channel::Public => (t.public_utilities(&a), t.public_utilities(&b)),
+                Channel::Private => (t.utilities_at(&a).unwrap(), t.utilities_at(&b).unwrap()),
+                Channel::Public => (
+                    t.public_utilities(&a).unwrap(),
+                    t.public_utilities(&b).unwrap(),
+                ),
             };
             let mut wins = [0usize; 2];
             let trials = 20000;
@@ -213,8 +216,11 @@ mod tests {
                 },
             };
             let (f0, f1) = match channel {
-                Channel::Private => ((t.utilities)(&x0), (t.utilities)(&x1)),
-                Channel::Public => (t.public_utilities(&x0), t.public_utilities(&x1)),
+                Channel::Private => (t.utilities_at(&x0).unwrap(), t.utilities_at(&x1).unwrap()),
+                Channel::Public => (
+                    t.public_utilities(&x0).unwrap(),
+                    t.public_utilities(&x1).unwrap(),
+                ),
             };
             let ch = u64::from(channel == Channel::Public);
             let mut rng = stream(11, &[id, ch, 0x5B0]);
