@@ -335,3 +335,22 @@ fn bad_requests_are_named() {
     let e = s.belief_at(&[vec![0.5]]).unwrap_err();
     assert!(e.to_string().contains("fit"), "{e}");
 }
+
+/// Entries of `A` at their floor (a flat prior, `κ = 1`, `ξ = 0`, lets the votes push them
+/// there) are fixed: against the KKT form with those bounds as equalities.
+#[test]
+fn graph_entries_at_a_bound_are_fixed() {
+    let mut s = model(&[0.0, 1.0, 0.5], Coupling::Learned, 0.05, 8.0, true);
+    s.cfg.prior = SocialPrior {
+        delta_a: 0.01,
+        kappa: 1.0,
+        xi: 0.0,
+    };
+    s.refit(1).unwrap();
+    let xs: Vec<Vec<f64>> = [0.05, 0.5, 0.9].iter().map(|x| vec![*x]).collect();
+    let b = s.belief_at(&xs).unwrap();
+    println!("flat prior: active {:?}, Â {:?}", b.active, s.fit().unwrap().a);
+    assert!(!b.active.graph_bounds.is_empty(), "{:?}", b.active);
+    assert_eq!(b.jitter, 0.0);
+    assert_cov_close(&b, &kkt_covariances(&s, &b, &xs), "graph at its floor");
+}
