@@ -210,7 +210,14 @@ impl SocialModel {
             let mut ta = Mat::<f64>::zeros(m, na);
             for bi in 0..n {
                 let blk = hua.as_ref().submatrix(bi * m, 0, m, na);
-                matmul(ta.as_mut(), Accum::Replace, c.transpose(), blk, 1.0, Par::Seq);
+                matmul(
+                    ta.as_mut(),
+                    Accum::Replace,
+                    c.transpose(),
+                    blk,
+                    1.0,
+                    Par::Seq,
+                );
                 h.as_mut()
                     .submatrix_mut(bi * m, off, m, na)
                     .copy_from(ta.as_ref());
@@ -279,11 +286,12 @@ impl SocialModel {
                     h[(i * m + k, i * m + k)] += 2.0 * mu;
                 }
                 let unit: Vec<f64> = ai.iter().map(|v| v / norm).collect();
-                dirs.extend(
-                    complement(&unit)
-                        .into_iter()
-                        .map(|d| d.into_iter().enumerate().map(|(k, v)| (i * m + k, v)).collect()),
-                );
+                dirs.extend(complement(&unit).into_iter().map(|d| {
+                    d.into_iter()
+                        .enumerate()
+                        .map(|(k, v)| (i * m + k, v))
+                        .collect()
+                }));
             } else {
                 dirs.extend((0..m).map(|k| vec![(i * m + k, 1.0)]));
             }
@@ -354,7 +362,12 @@ impl SocialModel {
         let (n, m) = (self.n, self.m());
         let q = lap.z.ncols();
         // Cov(α) = Wᵀ W with W = L⁻¹ Z_αᵀ (q × nm).
-        let mut w = lap.z.as_ref().submatrix(0, 0, n * m, q).transpose().to_owned();
+        let mut w = lap
+            .z
+            .as_ref()
+            .submatrix(0, 0, n * m, q)
+            .transpose()
+            .to_owned();
         lap.chol.solve_lower_in_place(w.as_mut());
         let r = self.cfg.ridge;
         let d = self.points.ncols();

@@ -29,10 +29,18 @@ fn model(ideals: &[f64], coupling: Coupling, ridge: f64, bound: f64, public: boo
     for x in XS {
         s.add_point(&[x]).unwrap();
     }
-    let taste = |i: usize, a: usize, b: usize| {
-        (XS[a] - ideals[i]).abs() < (XS[b] - ideals[i]).abs()
-    };
-    let pairs = [(0, 1), (1, 2), (3, 4), (0, 2), (2, 3), (1, 4), (5, 0), (5, 4)];
+    let taste =
+        |i: usize, a: usize, b: usize| (XS[a] - ideals[i]).abs() < (XS[b] - ideals[i]).abs();
+    let pairs = [
+        (0, 1),
+        (1, 2),
+        (3, 4),
+        (0, 2),
+        (2, 3),
+        (1, 4),
+        (5, 0),
+        (5, 4),
+    ];
     for (a, b) in pairs {
         for rep in 0..3 {
             for i in 0..n {
@@ -128,9 +136,7 @@ fn coupled_hessian_matches_finite_differences_of_the_gradient() {
     let s = model(&[0.2, 0.5, 0.8], Coupling::Learned, 0.1, 5.0, true);
     let lay = s.layout(false, false);
     let p = lay.len();
-    let mut generic: Vec<f64> = (0..p)
-        .map(|k| ((k * 7 % 11) as f64 / 11.0) - 0.4)
-        .collect();
+    let mut generic: Vec<f64> = (0..p).map(|k| ((k * 7 % 11) as f64 / 11.0) - 0.4).collect();
     generic[lay.a_off()..].copy_from_slice(&[0.6, 0.3, 0.1, 0.2, 0.5, 0.3, 0.25, 0.25, 0.5]);
     for (what, x) in [("generic", generic), ("MAP", s.map_point(&lay).unwrap())] {
         let h = s.neg_hessian(&x, &lay);
@@ -258,7 +264,10 @@ fn coupled_covariance_matches_the_kkt_form() {
         }
         for i in 0..n {
             let row: f64 = (0..n).map(|j| lap.z[(lay.a_off() + i * n + j, a)]).sum();
-            assert!(row.abs() < 1e-12, "direction {a} moves row {i}'s sum by {row}");
+            assert!(
+                row.abs() < 1e-12,
+                "direction {a} moves row {i}'s sum by {row}"
+            );
         }
     }
     let corr = b
@@ -288,7 +297,10 @@ fn an_active_ball_is_an_equality_with_its_curvature() {
     for &(i, mu) in &b.active.balls {
         for k in 0..m {
             let (gk, want) = (g[i * m + k], 2.0 * mu * x[i * m + k]);
-            assert!((gk - want).abs() < 1e-4 * (1.0 + gk.abs()), "agent {i}: {gk} vs {want}");
+            assert!(
+                (gk - want).abs() < 1e-4 * (1.0 + gk.abs()),
+                "agent {i}: {gk} vs {want}"
+            );
         }
     }
     assert_eq!(b.jitter, 0.0);
@@ -306,13 +318,22 @@ fn voted_points_are_surer_than_far_ones() {
     let far = b.points.last().unwrap().sd();
     let prior = ((1.0 + s.config().jitter) / s.config().ridge).sqrt();
     for (i, sd) in far.iter().enumerate() {
-        assert!((sd - prior).abs() < 1e-9, "agent {i}: far sd {sd} vs prior {prior}");
+        assert!(
+            (sd - prior).abs() < 1e-9,
+            "agent {i}: far sd {sd} vs prior {prior}"
+        );
     }
     for (k, pb) in b.points[..XS.len()].iter().enumerate() {
         let sd = pb.sd();
         println!("x = {}: sd {sd:?} (far {prior:.3})", XS[k]);
         for i in 0..s.n() {
-            assert!(sd[i] < 0.9 * far[i], "agent {i} at x = {}: {} vs {}", XS[k], sd[i], far[i]);
+            assert!(
+                sd[i] < 0.9 * far[i],
+                "agent {i} at x = {}: {} vs {}",
+                XS[k],
+                sd[i],
+                far[i]
+            );
         }
         for (i, mean) in pb.mean.iter().enumerate() {
             assert!((mean - s.map_at(&xs[k]).unwrap()[i]).abs() < 1e-12);
@@ -349,7 +370,11 @@ fn graph_entries_at_a_bound_are_fixed() {
     s.refit(1).unwrap();
     let xs: Vec<Vec<f64>> = [0.05, 0.5, 0.9].iter().map(|x| vec![*x]).collect();
     let b = s.belief_at(&xs).unwrap();
-    println!("flat prior: active {:?}, Â {:?}", b.active, s.fit().unwrap().a);
+    println!(
+        "flat prior: active {:?}, Â {:?}",
+        b.active,
+        s.fit().unwrap().a
+    );
     assert!(!b.active.graph_bounds.is_empty(), "{:?}", b.active);
     assert_eq!(b.jitter, 0.0);
     assert_cov_close(&b, &kkt_covariances(&s, &b, &xs), "graph at its floor");
