@@ -5,8 +5,8 @@
 //! ([`SocialModel::belief_at`](agora_gp::social::SocialModel::belief_at): a Gaussian at the
 //! mode, active constraints as equalities, a new point's coordinate from the ridge prior; an
 //! approximation, not the paper's confidence set, which steers the search). The paper's vote
-//! model has no predictive distribution (Social BO paper, Sec. 3.3 and App. D); the device is
-//! its GP variant's (App. F.1.1).
+//! model gives confidence intervals, not a predictive distribution (Social BO paper, Sec. 3.2,
+//! App. D); the device is its GP variant's (App. F.1.1).
 //!
 //! The welfare is the facilitator's Gini welfare with normalized weights (Sim et al. 2021,
 //! App. B.1; the value [`Sbo::recommendation`] reports), `W(u) = Σ_k w_k u_(k)` over the
