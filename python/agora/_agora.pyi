@@ -226,6 +226,11 @@ class Strategy:
         """The model's belief at `points` (user units: dicts by name or sequences in parameter
         order; candidate names or rows): a list of `(mean, sd)`, or `None` when the method has
         no model that predicts at arbitrary points (yet)."""
+    def agent_beliefs(self, points: Iterable[_Point]) -> list[list[tuple[float, float]]] | None:
+        """For group methods: each agent's estimated utility at `points` (as `belief` takes them):
+        a list per point of `(mean, sd)` per agent (`sbo`: its true, influence-free utility,
+        beside `belief`'s welfare), or `None` when the method models no agents or has no model
+        yet."""
     def __repr__(self) -> str: ...
 
 class Study:

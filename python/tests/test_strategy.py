@@ -311,6 +311,35 @@ def test_belief_is_none_without_a_model():
     assert s.belief([[0.0, 0.0]]) is None
 
 
+def test_agent_beliefs_of_social_bo():
+    toy = agora.problems.make("group:toy")
+    people = [f"p{i}" for i in range(toy.agents)]
+    s = agora.Strategy("sbo", toy.space, seed=0, participants=people)
+    pts = [toy.space.to_user([0.2]), toy.space.to_user([0.8]), list(toy.space.to_user([0.5]).values())]
+    # No model before the first fit.
+    assert s.belief(pts) is None and s.agent_beliefs(pts) is None
+    for _ in range(40):
+        s.tell(toy.answer(s.ask()))
+        if s.agent_beliefs(pts) is not None:
+            break
+    agents, welfare = s.agent_beliefs(pts), s.belief(pts)
+    assert agents is not None and welfare is not None
+    assert len(agents) == len(pts) == len(welfare)
+    for per_agent, (w, w_sd) in zip(agents, welfare):
+        assert len(per_agent) == toy.agents
+        assert all(math.isfinite(m) and math.isfinite(sd) and sd > 0 for m, sd in per_agent)
+        # The welfare is a weighted average of the agents' utilities, sorted: it lies between
+        # their means, and its sd is at most the largest agent's.
+        means = [m for m, _ in per_agent]
+        assert min(means) - 1e-9 <= w <= max(means) + 1e-9
+        assert 0 < w_sd <= max(sd for _, sd in per_agent) + 1e-9
+    # A method that models no agents has no agent beliefs, even with a model.
+    branin = agora.problems.make("branin")
+    g = agora.Strategy("gp-logei", branin.space, seed=0)
+    agora.run(g, branin, 8)
+    assert g.belief([[0.0, 5.0]]) is not None and g.agent_beliefs([[0.0, 5.0]]) is None
+
+
 def test_candidate_table():
     space = agora.Space.candidates([f"c{i}" for i in range(12)], [[i / 11, (i % 4) / 3] for i in range(12)])
     s = agora.Strategy("gp-logei", space, seed=0, n_init=4)

@@ -314,11 +314,12 @@ fn a_social_meeting_votes_by_name_publicly_and_privately() {
         csv.contains(",ballot,") && csv.contains(",private,"),
         "{csv}"
     );
-    // Social BO has no model that predicts at arbitrary points: the figure says so.
+    // The figure: rounds by channel, and Social BO's belief about the welfare (2-D heatmap).
     let svg = dir.path().join("m.svg");
     ok(&db, &["plot", "meeting", "--out", svg.to_str().unwrap()]);
     let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.contains("public rounds") && text.contains("No belief panel"));
+    assert!(text.contains("public rounds") && text.contains("model belief: mean welfare"));
+    assert!(!text.contains("No belief panel"));
 }
 
 #[test]

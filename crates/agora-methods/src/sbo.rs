@@ -626,6 +626,10 @@ impl AskTell for Sbo {
     }
 }
 
+// The facilitator's belief (Laplace at the MAP): `Sbo::welfare_belief`, `agent_utility_beliefs`.
+#[path = "sbo_belief.rs"]
+mod belief;
+
 impl Strategy for Sbo {
     fn name(&self) -> String {
         self.cfg.variant.name().to_string()
@@ -645,6 +649,14 @@ impl Strategy for Sbo {
 
     fn n_answered(&self) -> usize {
         self.queries as usize
+    }
+
+    fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+        self.welfare_belief(points).ok().flatten()
+    }
+
+    fn agent_beliefs(&self, points: &[Vec<f64>]) -> Option<Vec<Vec<(f64, f64)>>> {
+        self.agent_utility_beliefs(points).ok().flatten()
     }
 }
 

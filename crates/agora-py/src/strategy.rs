@@ -149,6 +149,28 @@ impl Strategy {
         }
     }
 
+    /// For group methods: each agent's estimated utility at `points` (as `belief` takes them):
+    /// a list per point of `(mean, sd)` per agent (`sbo`: its true, influence-free utility,
+    /// beside `belief`'s welfare), or `None` when the method models no agents or has no model
+    /// yet.
+    fn agent_beliefs<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let pts: Vec<Bound<'py, PyAny>> = points.try_iter()?.collect::<PyResult<_>>()?;
+        let units = pts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| unit_of(&self.space, &format!("points[{i}]"), p))
+            .collect::<PyResult<Vec<_>>>()?;
+        let b = py.detach(|| self.lock().agent_beliefs(&units));
+        match b {
+            None => Ok(None),
+            Some(per_point) => Ok(Some(PyList::new(py, per_point)?)),
+        }
+    }
+
     fn __repr__(&self) -> String {
         let s = self.lock();
         format!(

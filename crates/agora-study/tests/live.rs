@@ -367,6 +367,12 @@ fn social_bo_rounds_with_private_ballots_survive_restarts() {
     let csv = straight.export_csv(&Actor::Facilitator).unwrap();
     assert!(csv.lines().count() == all.len() + 1);
     assert!(csv.contains(",private,") && csv.contains("x0="), "{csv}");
+    // The facilitator's figure draws Social BO's belief about the welfare over the 2-D box.
+    let svg = agora_study::live::plot::plot_svg(&straight).unwrap();
+    assert!(
+        svg.contains("model belief: mean welfare") && !svg.contains("No belief panel"),
+        "{svg}"
+    );
 }
 
 #[test]

@@ -41,6 +41,7 @@
 // Dense triangular and row loops read as the algebra does.
 #![allow(clippy::needless_range_loop)]
 
+mod belief;
 mod confidence;
 mod config;
 mod graph;
@@ -52,6 +53,7 @@ mod widths;
 #[cfg(test)]
 mod tests;
 
+pub use belief::{ActiveConstraints, SocialBelief, UtilityBelief};
 pub use config::{Coupling, SocialConfig, SocialPrior};
 pub use graph::SocialGraph;
 pub use map::{SetConstraint, SetLayout, SocialFit};

@@ -27,7 +27,7 @@ fn log_sigmoid(z: f64) -> f64 {
     }
 }
 
-fn sigmoid(z: f64) -> f64 {
+pub(super) fn sigmoid(z: f64) -> f64 {
     if z >= 0.0 {
         1.0 / (1.0 + (-z).exp())
     } else {

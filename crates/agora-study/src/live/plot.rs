@@ -280,7 +280,13 @@ fn belief(
         told,
         open,
         recommended,
-        what: if evaluates { "objective" } else { "utility" },
+        what: if evaluates {
+            "objective"
+        } else if matches!(study.spec().method, MethodSpec::Social { .. }) {
+            "welfare"
+        } else {
+            "utility"
+        },
     })
 }
 
