@@ -288,9 +288,8 @@ mod recovery {
 }
 
 /// The private-vote rule's split (item 2 of the Social BO issue): with `A` known the width
-/// given the graph is the whole width (no part is due to `A`, so the rule never asks), while
-/// the paper's public-only width is smaller than the u-width (so the paper's rule would keep
-/// asking); with `A` learned from the same votes, part of the width is due to `A`, and the
+/// given the graph is the whole width (no part is due to `A`, so the rule never asks); with
+/// `A` learned from the same votes, part of the width is due to `A`, and the
 /// width given `Â` is the width of the same problem with `A` known at `Â`.
 #[test]
 fn the_graph_part_of_the_width_vanishes_when_the_graph_is_known() {
@@ -301,11 +300,7 @@ fn the_graph_part_of_the_width_vanishes_when_the_graph_is_known() {
     let given = known.difference_widths_given_graph(1, 4).unwrap();
     assert_eq!(total, given);
     let norm = |w: &[f64]| w.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let public = known.public_difference_widths(1, 4).unwrap();
-    assert!(
-        norm(&total) > norm(&public),
-        "the paper's rule would ask: w^u {total:?} vs w^v {public:?}"
-    );
+    assert!(norm(&total) > 0.1, "a width to split: {total:?}");
 
     let mut learned = toy_model(Coupling::Learned);
     let fit = learned.refit(3).unwrap().clone();
