@@ -222,14 +222,14 @@ pub trait AgentUtilities {
 
 impl AgentUtilities for SocialGp {
     /// `u = B̂ v` with the variance of Corollary F.2 under the public posterior's full
-    /// covariance across agents ([`agora_gp::social_gp::propagate`]).
+    /// covariance across agents ([`agora_gp::social_gp::propagate()`]).
     fn utility_moments(&self, xs: MatRef<'_, f64>) -> Result<(Mat<f64>, Mat<f64>)> {
         let p = self.predict(xs)?;
         let var = Mat::from_fn(p.mean.nrows(), p.mean.ncols(), |k, i| p.var(k, i));
         Ok((p.mean, var))
     }
 
-    /// `Cov(u_i, u_k) = b̂_iᵀ Σ_v b̂_k + δ_ik var_b` ([`agora_gp::social_gp::propagate`]).
+    /// `Cov(u_i, u_k) = b̂_iᵀ Σ_v b̂_k + δ_ik var_b` ([`agora_gp::social_gp::propagate()`]).
     fn utility_covariances(
         &self,
         xs: MatRef<'_, f64>,

@@ -29,7 +29,9 @@ fn main() -> Result<()> {
     let names: Vec<String> = if args.len() > 3 {
         args[3..].to_vec()
     } else {
-        ["toy", "thermal", "toy-egalitarian"].map(String::from).to_vec()
+        ["toy", "thermal", "toy-egalitarian"]
+            .map(String::from)
+            .to_vec()
     };
     let tasks: Vec<SocialTask> = names
         .iter()
@@ -55,7 +57,10 @@ fn main() -> Result<()> {
             .collect()
     };
     for t in &tasks {
-        println!("\n{} ({seeds} seeds, {rounds} rounds): cumulative regret", t.name);
+        println!(
+            "\n{} ({seeds} seeds, {rounds} rounds): cumulative regret",
+            t.name
+        );
         let sbo = cumulative(&t.name, "sbo-gp");
         for v in SboGpVariant::all() {
             let c = cumulative(&t.name, v.name());

@@ -14,7 +14,7 @@
 //!   subspace ([`estimate`]).
 //! - Corollary F.2: `μ^{u(i)}(x) = B̂(i, :) m^v(x)` and the variance of `b_iᵀ v(x, :)` with
 //!   `v(x, :)`'s full posterior covariance across agents and each row's full Laplace
-//!   covariance ([`propagate`]); [`UPrediction`] splits it into the part due to `B` and the
+//!   covariance ([`propagate`](mod@propagate)); [`UPrediction`] splits it into the part due to `B` and the
 //!   part due to `v`, which drive the private-rating rule, and keeps the covariance across
 //!   agents for the welfare.
 
@@ -278,7 +278,7 @@ impl SocialGp {
 
     /// Private utilities at `xs` (Corollary F.2 with the public posterior's covariance
     /// across agents at each option, [`Icm::cross_task_cov`], and each row's Laplace
-    /// covariance: [`propagate`]).
+    /// covariance: [`propagate()`]).
     pub fn predict(&self, xs: MatRef<'_, f64>) -> Result<UPrediction> {
         let (mv, _) = self.public.predict(xs)?;
         let sv = self.public.cross_task_cov(xs)?;
@@ -386,12 +386,12 @@ mod tests {
             let p = m.predict(xs.as_ref()).unwrap();
             for k in 0..7 {
                 let tru = utilities(xs[(k, 0)]);
-                for i in 0..2 {
+                for (i, tru_i) in tru.iter().take(2).enumerate() {
                     let sd = p.var(k, i).sqrt();
                     assert!(p.var_b[(k, i)] >= 0.0 && p.var_v[(k, i)] >= 0.0);
                     assert!((p.cov[k][(i, i)] - p.var(k, i)).abs() < 1e-12);
                     if n_priv == 24 {
-                        assert!((p.mean[(k, i)] - tru[i]).abs() < 0.15 + 3.0 * sd, "{k} {i}");
+                        assert!((p.mean[(k, i)] - tru_i).abs() < 0.15 + 3.0 * sd, "{k} {i}");
                     }
                 }
             }

@@ -153,7 +153,7 @@ mod tests {
         let mut rng = agora_math::rng::stream(11, &[]);
         let mut z = || -> f64 { StandardNormal.sample(&mut rng) };
         let draws = 200_000;
-        let mut us = vec![Vec::with_capacity(draws); n];
+        let mut us: Vec<Vec<f64>> = (0..n).map(|_| Vec::with_capacity(draws)).collect();
         for _ in 0..draws {
             let e: Vec<f64> = (0..n).map(|_| z()).collect();
             let v: Vec<f64> = (0..n)
