@@ -65,7 +65,7 @@ impl BFit {
         let tau2 = cfg.b_prior_sd * cfg.b_prior_sd;
         let basis = tangent_basis(n);
         let cov = Mat::from_fn(n, n, |a, c| {
-            tau2 * (0..n - 1)
+            tau2 * (0..n.saturating_sub(1))
                 .map(|k| basis[(a, k)] * basis[(c, k)])
                 .sum::<f64>()
         });
