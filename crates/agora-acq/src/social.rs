@@ -6,6 +6,8 @@
 //!   (Eq. 4 / problem (52b)), with a cheap screening score ([`OptimisticImprovement::screen`]).
 //! - [`WelfareUcb`]: the GP variant's welfare of the agents' upper confidence bounds
 //!   (App. F.1, Prob. 4), for any model of every agent's utility ([`AgentUtilities`]).
+//! - [`welfare_belief`]: the welfare's mean and standard deviation under such a model (the
+//!   delta method with the covariance across agents).
 
 // Dense triangular and row loops read as the algebra does.
 #![allow(clippy::needless_range_loop)]
@@ -191,14 +193,53 @@ pub trait AgentUtilities {
     /// (`options × agents`; a model may return more columns, e.g. public utilities after
     /// the private ones, which the welfare ignores).
     fn utility_moments(&self, xs: MatRef<'_, f64>) -> Result<(Mat<f64>, Mat<f64>)>;
+
+    /// Posterior means (`options × agents`, as [`AgentUtilities::utility_moments`]) and the
+    /// covariance of the first `agents` utilities across agents at each row of `xs`
+    /// (`agents × agents` each). The default has no cross-agent terms (the variances on the
+    /// diagonal), for models that give none.
+    fn utility_covariances(
+        &self,
+        xs: MatRef<'_, f64>,
+        agents: usize,
+    ) -> Result<(Mat<f64>, Vec<Mat<f64>>)> {
+        let (mean, var) = self.utility_moments(xs)?;
+        if var.ncols() < agents {
+            return Err(Error::dim("agents", agents, var.ncols()));
+        }
+        let cov = (0..xs.nrows())
+            .map(|k| {
+                Mat::from_fn(
+                    agents,
+                    agents,
+                    |i, j| if i == j { var[(k, i)] } else { 0.0 },
+                )
+            })
+            .collect();
+        Ok((mean, cov))
+    }
 }
 
 impl AgentUtilities for SocialGp {
-    /// `u = B̂ v` with Goodman's variance (Social BO paper, Corollary F.2).
+    /// `u = B̂ v` with the variance of Corollary F.2 under the public posterior's full
+    /// covariance across agents ([`agora_gp::social_gp::propagate()`]).
     fn utility_moments(&self, xs: MatRef<'_, f64>) -> Result<(Mat<f64>, Mat<f64>)> {
         let p = self.predict(xs)?;
         let var = Mat::from_fn(p.mean.nrows(), p.mean.ncols(), |k, i| p.var(k, i));
         Ok((p.mean, var))
+    }
+
+    /// `Cov(u_i, u_k) = b̂_iᵀ Σ_v b̂_k + δ_ik var_b` ([`agora_gp::social_gp::propagate()`]).
+    fn utility_covariances(
+        &self,
+        xs: MatRef<'_, f64>,
+        agents: usize,
+    ) -> Result<(Mat<f64>, Vec<Mat<f64>>)> {
+        let p = self.predict(xs)?;
+        if p.mean.ncols() != agents {
+            return Err(Error::dim("agents", p.mean.ncols(), agents));
+        }
+        Ok((p.mean, p.cov))
     }
 }
 
@@ -207,6 +248,57 @@ impl AgentUtilities for Icm {
     fn utility_moments(&self, xs: MatRef<'_, f64>) -> Result<(Mat<f64>, Mat<f64>)> {
         self.predict(xs)
     }
+
+    /// The first `agents` tasks' posterior covariance ([`Icm::cross_task_cov`]).
+    fn utility_covariances(
+        &self,
+        xs: MatRef<'_, f64>,
+        agents: usize,
+    ) -> Result<(Mat<f64>, Vec<Mat<f64>>)> {
+        if self.tasks() < agents {
+            return Err(Error::dim("agents", self.tasks(), agents));
+        }
+        let (mean, _) = self.predict(xs)?;
+        let cov = self
+            .cross_task_cov(xs)?
+            .into_iter()
+            .map(|c| c.submatrix(0, 0, agents, agents).to_owned())
+            .collect();
+        Ok((mean, cov))
+    }
+}
+
+/// The welfare's mean and standard deviation at each row of `xs` by the delta method:
+/// `W(u) = Σ_k w_k u_(k)` (the normalized Gini welfare, ascending order) is linear with
+/// gradient `g_i = w_rank(i)` wherever the agents' order is that of the means, so
+/// `E W ≈ W(μ)` and `Var W ≈ gᵀ Σ g` with `Σ` the covariance of the agents' utilities
+/// across agents ([`AgentUtilities::utility_covariances`]); exact while the order of `u`
+/// is the means' order. Returns `(mean, sd)` per row.
+pub fn welfare_belief(
+    model: &dyn AgentUtilities,
+    welfare: &Welfare,
+    agents: usize,
+    xs: MatRef<'_, f64>,
+) -> Result<Vec<(f64, f64)>> {
+    let (mean, cov) = model.utility_covariances(xs, agents)?;
+    if mean.ncols() < agents {
+        return Err(Error::dim("agents", agents, mean.ncols()));
+    }
+    let w = welfare.normalized_weights(agents);
+    Ok((0..xs.nrows())
+        .map(|k| {
+            let mu: Vec<f64> = (0..agents).map(|i| mean[(k, i)]).collect();
+            let mut g = vec![0.0; agents];
+            for (rank, &i) in ascending_order(&mu).iter().enumerate() {
+                g[i] = w[rank];
+            }
+            let c = &cov[k];
+            let var: f64 = (0..agents)
+                .map(|i| (0..agents).map(|j| g[i] * c[(i, j)] * g[j]).sum::<f64>())
+                .sum();
+            (welfare.normalized_value(&mu), var.max(0.0).sqrt())
+        })
+        .collect())
 }
 
 /// The upper confidence bound `μ + β^{1/2} σ` of GP-UCB (Srinivas et al. 2010).
@@ -284,6 +376,60 @@ mod tests {
         }
         s.refit(1).unwrap();
         s
+    }
+
+    /// Fixed moments at every option: means `(2, 0, 1)` and a full covariance.
+    struct Fixed;
+
+    const COV: [[f64; 3]; 3] = [[0.04, 0.01, -0.02], [0.01, 0.09, 0.03], [-0.02, 0.03, 0.16]];
+
+    impl AgentUtilities for Fixed {
+        fn utility_moments(&self, xs: MatRef<'_, f64>) -> Result<(Mat<f64>, Mat<f64>)> {
+            let m = Mat::from_fn(xs.nrows(), 3, |_, i| [2.0, 0.0, 1.0][i]);
+            Ok((m, Mat::from_fn(xs.nrows(), 3, |_, i| COV[i][i])))
+        }
+
+        fn utility_covariances(
+            &self,
+            xs: MatRef<'_, f64>,
+            _: usize,
+        ) -> Result<(Mat<f64>, Vec<Mat<f64>>)> {
+            let (m, _) = self.utility_moments(xs)?;
+            Ok((m, vec![Mat::from_fn(3, 3, |i, j| COV[i][j]); xs.nrows()]))
+        }
+    }
+
+    /// Same moments, no cross-agent terms (the trait's default).
+    struct Marginals;
+
+    impl AgentUtilities for Marginals {
+        fn utility_moments(&self, xs: MatRef<'_, f64>) -> Result<(Mat<f64>, Mat<f64>)> {
+            Fixed.utility_moments(xs)
+        }
+    }
+
+    #[test]
+    fn welfare_belief_is_the_delta_method_by_hand() {
+        // ρ = 0.5, n = 3: weights (4/7, 2/7, 1/7) on the ascending utilities; the means
+        // (2, 0, 1) rank agent 1 first, then 2, then 0: g = (1/7, 4/7, 2/7), W = 4/7.
+        let w = Welfare::Gini { rho: 0.5 };
+        let xs = Mat::zeros(2, 1);
+        let g = [1.0 / 7.0, 4.0 / 7.0, 2.0 / 7.0];
+        let var = |c: &dyn Fn(usize, usize) -> f64| -> f64 {
+            (0..3)
+                .flat_map(|i| (0..3).map(move |j| (i, j)))
+                .map(|(i, j)| g[i] * c(i, j) * g[j])
+                .sum()
+        };
+        let full = welfare_belief(&Fixed, &w, 3, xs.as_ref()).unwrap();
+        assert_eq!(full.len(), 2);
+        assert!((full[0].0 - 4.0 / 7.0).abs() < 1e-15);
+        let want = var(&|i, j| COV[i][j]).sqrt();
+        assert!((full[0].1 - want).abs() < 1e-15, "{} vs {want}", full[0].1);
+        let diag = welfare_belief(&Marginals, &w, 3, xs.as_ref()).unwrap();
+        let want = var(&|i, j| if i == j { COV[i][i] } else { 0.0 }).sqrt();
+        assert!((diag[1].1 - want).abs() < 1e-15);
+        assert!(welfare_belief(&Fixed, &w, 4, xs.as_ref()).is_err());
     }
 
     #[test]

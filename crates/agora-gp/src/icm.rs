@@ -207,6 +207,66 @@ impl Icm {
         Ok((mean, var))
     }
 
+    /// Posterior covariance (latent) across tasks at each row of `xs`: one `T × T` matrix
+    /// per point, `Cov(f_j(x), f_k(x) | y) = C[j, k] k_X(x, x) − Σ_b q_b(x)² Σ_a g[j, a]
+    /// g[k, a] / (γ_a λ_b + 1)` with `q(x) = Qᵀ k_X(X, x)` (the whitened Kronecker solve of
+    /// the module doc, cross terms kept); its diagonal is [`Icm::predict`]'s variance.
+    pub fn cross_task_cov(&self, xs: MatRef<'_, f64>) -> Result<Vec<Mat<f64>>> {
+        crate::check_mat("xs", xs, self.x.ncols())?;
+        let (t, n) = (self.tasks(), self.n());
+        let kq = self.q.transpose() * self.kernel.cross(self.x.as_ref(), xs);
+        let kd = self.kernel.diag(xs);
+        Ok((0..xs.nrows())
+            .map(|i| {
+                // h[a] = Σ_b q_b² / (γ_a λ_b + 1).
+                let h: Vec<f64> = (0..t)
+                    .map(|a| {
+                        (0..n)
+                            .map(|b| kq[(b, i)] * kq[(b, i)] / (self.gam[a] * self.lam[b] + 1.0))
+                            .sum()
+                    })
+                    .collect();
+                let c = Mat::from_fn(t, t, |j, k| {
+                    self.task_cov[(j, k)] * kd[i]
+                        - (0..t)
+                            .map(|a| self.g[(j, a)] * self.g[(k, a)] * h[a])
+                            .sum::<f64>()
+                });
+                Mat::from_fn(t, t, |j, k| 0.5 * (c[(j, k)] + c[(k, j)]))
+            })
+            .collect())
+    }
+
+    /// Joint posterior covariance (latent) of every task at every row of `xs`, task-major:
+    /// entry `(j·m + p, k·m + q)` is `Cov(f_j(x_p), f_k(x_q) | y) = C[j, k] k_X(x_p, x_q) −
+    /// Σ_a g[j, a] g[k, a] Σ_b q_b(x_p) q_b(x_q) / (γ_a λ_b + 1)` (`mT × mT`); its diagonal
+    /// blocks are [`Icm::task_cov_at`], its per-point blocks [`Icm::cross_task_cov`].
+    pub fn joint_cov(&self, xs: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        crate::check_mat("xs", xs, self.x.ncols())?;
+        let (t, n, m) = (self.tasks(), self.n(), xs.nrows());
+        let kq = self.q.transpose() * self.kernel.cross(self.x.as_ref(), xs);
+        let kss = self.kernel.gram(xs);
+        // w_a = qᵀ diag(1 / (γ_a λ + 1)) q (m × m), one per eigen-index a of the tasks.
+        let w: Vec<Mat<f64>> = (0..t)
+            .map(|a| {
+                let sq = Mat::from_fn(n, m, |b, p| {
+                    kq[(b, p)] / (self.gam[a] * self.lam[b] + 1.0).sqrt()
+                });
+                sq.transpose() * &sq
+            })
+            .collect();
+        let out = Mat::from_fn(t * m, t * m, |r, c| {
+            let (j, p, k, q) = (r / m, r % m, c / m, c % m);
+            self.task_cov[(j, k)] * kss[(p, q)]
+                - (0..t)
+                    .map(|a| self.g[(j, a)] * self.g[(k, a)] * w[a][(p, q)])
+                    .sum::<f64>()
+        });
+        Ok(Mat::from_fn(t * m, t * m, |r, c| {
+            0.5 * (out[(r, c)] + out[(c, r)])
+        }))
+    }
+
     /// Posterior covariance (latent) of task `j` between the points `xs` (`m × m`).
     pub fn task_cov_at(&self, xs: MatRef<'_, f64>, j: usize) -> Result<Mat<f64>> {
         crate::check_mat("xs", xs, self.x.ncols())?;
@@ -360,7 +420,7 @@ mod tests {
         noise: &[f64],
         mean: &[f64],
         xs: &Mat<f64>,
-    ) -> (f64, Mat<f64>, Mat<f64>) {
+    ) -> (f64, Mat<f64>, Mat<f64>, Mat<f64>) {
         let (n, t) = (x.nrows(), y.ncols());
         let kxx = k.gram(x.as_ref());
         let sig = Mat::from_fn(n * t, n * t, |a, b| {
@@ -390,7 +450,25 @@ mod tests {
                     c[(j, j)] * kd[i] - cv.iter().zip(&s).map(|(a, b)| a * b).sum::<f64>();
             }
         }
-        (ll, mu, var)
+        // Joint covariance, task-major: C[j, k] k(x_p, x_q) − c_jpᵀ Σ⁻¹ c_kq.
+        let kss = k.gram(xs.as_ref());
+        let cross: Vec<Vec<f64>> = (0..m * t)
+            .map(|r| {
+                let (j, p) = (r / m, r % m);
+                (0..n * t).map(|a| c[(a / n, j)] * kx[(a % n, p)]).collect()
+            })
+            .collect();
+        let solved: Vec<Vec<f64>> = cross.iter().map(|v| ch.solve_vec(v)).collect();
+        let joint = Mat::from_fn(m * t, m * t, |r, q| {
+            let (j, p, kk, pq) = (r / m, r % m, q / m, q % m);
+            c[(j, kk)] * kss[(p, pq)]
+                - cross[r]
+                    .iter()
+                    .zip(&solved[q])
+                    .map(|(a, b)| a * b)
+                    .sum::<f64>()
+        });
+        (ll, mu, var, joint)
     }
 
     #[test]
@@ -415,7 +493,7 @@ mod tests {
                 &mean,
             )
             .unwrap();
-            let (ll, mu, var) = dense(&x, &y, &k, &c, &noise, &mean, &xs);
+            let (ll, mu, var, joint) = dense(&x, &y, &k, &c, &noise, &mean, &xs);
             assert!((icm.log_marginal_likelihood() - ll).abs() < 1e-8 * (1.0 + ll.abs()));
             let (m2, v2) = icm.predict(xs.as_ref()).unwrap();
             for i in 0..5 {
@@ -431,6 +509,23 @@ mod tests {
             let cj = icm.task_cov_at(xs.as_ref(), t - 1).unwrap();
             for i in 0..5 {
                 assert!((cj[(i, i)].max(0.0) - v2[(i, t - 1)]).abs() < 1e-8);
+            }
+            // The joint covariance across tasks and points, and its per-point blocks.
+            let jc = icm.joint_cov(xs.as_ref()).unwrap();
+            let per_point = icm.cross_task_cov(xs.as_ref()).unwrap();
+            for r in 0..5 * t {
+                for q in 0..5 * t {
+                    assert!(
+                        (jc[(r, q)] - joint[(r, q)]).abs() < 1e-8,
+                        "joint {r} {q}: {} vs {}",
+                        jc[(r, q)],
+                        joint[(r, q)]
+                    );
+                    let (j, p, kk, pq) = (r / 5, r % 5, q / 5, q % 5);
+                    if p == pq {
+                        assert!((per_point[p][(j, kk)] - joint[(r, q)]).abs() < 1e-8);
+                    }
+                }
             }
         }
     }

@@ -8,39 +8,38 @@
 //!   `Â` (the identity before one exists), and the data are isotopic (every agent rates every
 //!   public option), so [`crate::Icm`] conditions on them exactly.
 //! - `B = (A + λI)⁻¹` (`u(x, :) ≈ B v(x, :)`, λ = 1e−4) is estimated by maximizing the
-//!   predictive log-likelihood of the private ratings under the public posterior (Eq. 151):
-//!   row `i` of `B` maps the public posterior at the private options to agent `i`'s private
-//!   ratings, `U_i ~ N(M b_i, Σ_j b_ij² C_j + σ_i² I)` with `M`, `C_j` the public posterior
-//!   means and per-agent covariances (the paper's per-agent form; cross-agent posterior
-//!   covariance is dropped, as the corollary's independence assumption does). The rows
-//!   separate, so each is a small Newton problem. A Gaussian prior `b_i ~ N(e_i, τ² I)`
-//!   (τ = 1 by default; agora's choice, the paper gives none) keeps `B` defined while the
-//!   private ratings are fewer than the agents.
-//! - Laplace: `P(B | D) ≈ N(B̂, Λ⁻¹)` with `Λ` the Hessian of the negative log posterior at
-//!   `B̂` (central differences of the analytic gradient; block diagonal over rows).
-//! - Corollary F.2: `μ^{u(i)}(x) = B̂(i, :) m^v(x)` and Goodman's variance
-//!   `Σ_j [(σ²_bij + b̂_ij²)(C_j + m_j²) − b̂_ij² m_j²]` (the per-term form; the printed
-//!   corollary's products are a **\[PAPER-BUG\]**, note §2.7). [`UPrediction`] splits it into
-//!   the part due to `B` (`Σ_j σ²_bij (C_j + m_j²)`) and the part due to `v`
-//!   (`Σ_j b̂_ij² C_j`), which drive the private-rating rule.
+//!   predictive log-likelihood of the private ratings under the public posterior (Eq. 151),
+//!   with every row of `B` held to its exact sum `1/(1 + λ)` (`A` is row-stochastic) and the
+//!   public posterior's cross-agent covariance kept; Laplace: `P(B | D) ≈ N(B̂, Λ⁻¹)` on that
+//!   subspace ([`estimate`]).
+//! - Corollary F.2: `μ^{u(i)}(x) = B̂(i, :) m^v(x)` and the variance of `b_iᵀ v(x, :)` with
+//!   `v(x, :)`'s full posterior covariance across agents and each row's full Laplace
+//!   covariance ([`propagate`](mod@propagate)); [`UPrediction`] splits it into the part due to `B` and the
+//!   part due to `v`, which drive the private-rating rule, and keeps the covariance across
+//!   agents for the welfare.
+
+pub mod estimate;
+pub mod propagate;
+
+pub use estimate::{BFit, estimate_b, tangent_basis};
+pub use propagate::{UMoments, propagate};
 
 use crate::icm::{Icm, profile_fit};
 use crate::kernel::Kernel;
 use agora_core::{Error, Result};
-use agora_math::linalg::Cholesky;
-use faer::linalg::solvers::DenseSolveCore;
+use faer::linalg::solvers::Solve;
 use faer::{Mat, MatRef};
 
 /// Settings of [`SocialGp`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SocialGpConfig {
-    /// `λ` of `B = (A + λI)⁻¹`.
+    /// `λ` of `B = (A + λI)⁻¹` (finite, `≥ 0`).
     pub lambda: f64,
-    /// Prior standard deviation `τ` of each `b_ij` around the identity.
+    /// Prior standard deviation `τ` of each `b_ij` around `B` for `A = I` (finite, `> 0`).
     pub b_prior_sd: f64,
     /// Smallest output scale and noise floor of the hyperparameter fit.
     pub floor: f64,
-    /// Floor `δ_A` of the entries of the reported graph `Â`.
+    /// Floor `δ_A` of the entries of the reported graph `Â` (`0 ≤ δ_A < 1/n`).
     pub delta: f64,
 }
 
@@ -55,257 +54,40 @@ impl Default for SocialGpConfig {
     }
 }
 
-/// The Laplace posterior of `B`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BFit {
-    /// `B̂` (`n × n`).
-    pub b: Mat<f64>,
-    /// Marginal posterior variances `σ²_bij` (the diagonal of each row's `Λ_i⁻¹`).
-    pub var: Mat<f64>,
-    /// Each row's full Laplace covariance `Λ_i⁻¹` (`n × n`).
-    pub row_cov: Vec<Mat<f64>>,
-    /// Eq. 151 at `B̂`: the mean over agents of the private ratings' log-likelihood.
-    pub log_lik: f64,
-    /// Largest gradient entry of the negative log posterior at `B̂` (a KKT residual).
-    pub grad_norm: f64,
-    /// Newton iterations, summed over rows.
-    pub iters: usize,
-    /// Jitter added to any `Λ_i` that was not positive definite.
-    pub jitter: f64,
-}
-
-/// A row's Newton result: `(b, objective, gradient, log-likelihood, iterations)`.
-type RowMin = (Vec<f64>, f64, Vec<f64>, f64, usize);
-
-struct Row<'a> {
-    m: MatRef<'a, f64>,
-    c: &'a [Mat<f64>],
-    u: Vec<f64>,
-    noise: f64,
-    i: usize,
-    tau2: f64,
-}
-
-impl Row<'_> {
-    fn s(&self, b: &[f64]) -> Mat<f64> {
-        let t = self.u.len();
-        let mut s = Mat::from_fn(t, t, |p, q| {
-            b.iter()
-                .enumerate()
-                .map(|(j, bj)| bj * bj * self.c[j][(p, q)])
-                .sum::<f64>()
-        });
-        for p in 0..t {
-            s[(p, p)] += self.noise;
+impl SocialGpConfig {
+    /// Errors name `lambda`, `b_prior_sd`, `delta` or `agents` (for `n` agents) and their
+    /// allowed values.
+    pub fn validate(&self, n: usize) -> Result<()> {
+        if n == 0 {
+            return Err(Error::invalid(
+                "agents",
+                "needs at least one agent (n >= 1)",
+            ));
         }
-        s
-    }
-
-    /// Negative log posterior (up to a constant), its gradient, and the log-likelihood.
-    fn eval(&self, b: &[f64]) -> Result<(f64, Vec<f64>, f64)> {
-        let (t, n) = (self.u.len(), b.len());
-        let ch = Cholesky::new(self.s(b).as_ref())?;
-        let r: Vec<f64> = (0..t)
-            .map(|p| self.u[p] - (0..n).map(|j| self.m[(p, j)] * b[j]).sum::<f64>())
-            .collect();
-        let al = ch.solve_vec(&r);
-        let quad: f64 = r.iter().zip(&al).map(|(a, b)| a * b).sum();
-        let ll = -0.5 * (quad + ch.log_det() + t as f64 * 1.837_877_066_409_345_5);
-        let prior: f64 = (0..n)
-            .map(|j| {
-                let e = b[j] - f64::from(u8::from(j == self.i));
-                e * e
-            })
-            .sum::<f64>()
-            / (2.0 * self.tau2);
-        let sinv = ch.inverse();
-        let grad = (0..n)
-            .map(|j| {
-                let mta: f64 = (0..t).map(|p| self.m[(p, j)] * al[p]).sum();
-                let aca: f64 = (0..t)
-                    .map(|p| al[p] * (0..t).map(|q| self.c[j][(p, q)] * al[q]).sum::<f64>())
-                    .sum();
-                let tr: f64 = (0..t)
-                    .map(|p| {
-                        (0..t)
-                            .map(|q| sinv[(p, q)] * self.c[j][(q, p)])
-                            .sum::<f64>()
-                    })
-                    .sum();
-                -mta - b[j] * (aca - tr) + (b[j] - f64::from(u8::from(j == self.i))) / self.tau2
-            })
-            .collect();
-        Ok((-ll + prior, grad, ll))
-    }
-
-    fn hessian(&self, b: &[f64]) -> Result<Mat<f64>> {
-        let n = b.len();
-        let mut h = Mat::zeros(n, n);
-        for k in 0..n {
-            let step = 1e-5 * (1.0 + b[k].abs());
-            let (mut bp, mut bm) = (b.to_vec(), b.to_vec());
-            bp[k] += step;
-            bm[k] -= step;
-            let (gp, gm) = (self.eval(&bp)?.1, self.eval(&bm)?.1);
-            for j in 0..n {
-                h[(j, k)] = (gp[j] - gm[j]) / (2.0 * step);
-            }
+        if !(self.lambda.is_finite() && self.lambda >= 0.0) {
+            return Err(Error::invalid(
+                "lambda",
+                format!("must be finite and >= 0, got {}", self.lambda),
+            ));
         }
-        Ok(Mat::from_fn(n, n, |a, c| 0.5 * (h[(a, c)] + h[(c, a)])))
-    }
-
-    /// Damped Newton from `b0`; returns (b, f, grad, ll, iters).
-    fn minimize(&self, b0: Vec<f64>) -> Result<RowMin> {
-        let n = b0.len();
-        let mut b = b0;
-        let (mut f, mut g, mut ll) = self.eval(&b)?;
-        let mut mu = 1e-6;
-        let mut iters = 0;
-        while iters < 100 {
-            let gmax = g.iter().fold(0.0f64, |a, v| a.max(v.abs()));
-            if gmax < 1e-9 * (1.0 + f.abs()) {
-                break;
-            }
-            iters += 1;
-            let h = self.hessian(&b)?;
-            let mut improved = false;
-            for _ in 0..40 {
-                let mut hm = h.clone();
-                for k in 0..n {
-                    hm[(k, k)] += mu;
-                }
-                let Ok(ch) = Cholesky::with_policy(
-                    hm.as_ref(),
-                    agora_math::linalg::JitterPolicy {
-                        initial: 1.0,
-                        factor: 10.0,
-                        max: 0.0,
-                    },
-                ) else {
-                    mu *= 10.0;
-                    continue;
-                };
-                let step = ch.solve_vec(&g);
-                let cand: Vec<f64> = b.iter().zip(&step).map(|(x, s)| x - s).collect();
-                if let Ok((fc, gc, lc)) = self.eval(&cand)
-                    && fc <= f
-                {
-                    let tiny = step.iter().fold(0.0f64, |a, v| a.max(v.abs())) < 1e-13;
-                    b = cand;
-                    f = fc;
-                    g = gc;
-                    ll = lc;
-                    mu = (mu * 0.1).max(1e-12);
-                    improved = !tiny;
-                    break;
-                }
-                mu *= 10.0;
-            }
-            if !improved {
-                break;
-            }
+        if !(self.b_prior_sd.is_finite() && self.b_prior_sd > 0.0) {
+            return Err(Error::invalid(
+                "b_prior_sd",
+                format!("must be finite and > 0, got {}", self.b_prior_sd),
+            ));
         }
-        Ok((b, f, g, ll, iters))
-    }
-}
-
-/// Estimate `B` by Eq. 151 with its Laplace covariance. `mean` (`t × n`): the public
-/// posterior means of `v_j` at the `t` privately rated options; `cov[j]` (`t × t`): agent
-/// `j`'s public posterior covariance there; `u` (`t × n`): the private ratings; `noise[i]`:
-/// agent `i`'s rating noise variance; `warm`: a previous `B̂` to start from (the identity and
-/// the least-squares fit are always tried too).
-pub fn estimate_b(
-    mean: MatRef<'_, f64>,
-    cov: &[Mat<f64>],
-    u: MatRef<'_, f64>,
-    noise: &[f64],
-    cfg: &SocialGpConfig,
-    warm: Option<MatRef<'_, f64>>,
-) -> Result<BFit> {
-    let (t, n) = (u.nrows(), u.ncols());
-    if t == 0 {
-        return Err(Error::invalid("u", "needs at least one private rating"));
-    }
-    if mean.nrows() != t || mean.ncols() != n {
-        return Err(Error::dim("mean", t, mean.nrows()));
-    }
-    if cov.len() != n || cov.iter().any(|c| c.nrows() != t || c.ncols() != t) {
-        return Err(Error::dim("cov", n, cov.len()));
-    }
-    if noise.len() != n {
-        return Err(Error::dim("noise", n, noise.len()));
-    }
-    if !(cfg.b_prior_sd.is_finite() && cfg.b_prior_sd > 0.0) {
-        return Err(Error::invalid(
-            "b_prior_sd",
-            format!("must be finite and > 0, got {}", cfg.b_prior_sd),
-        ));
-    }
-    let mut fit = BFit {
-        b: Mat::zeros(n, n),
-        var: Mat::zeros(n, n),
-        row_cov: Vec::with_capacity(n),
-        log_lik: 0.0,
-        grad_norm: 0.0,
-        iters: 0,
-        jitter: 0.0,
-    };
-    // Least squares M b ≈ U_i with a small ridge, as one more start.
-    let mtm = Mat::from_fn(n, n, |a, c| {
-        (0..t).map(|p| mean[(p, a)] * mean[(p, c)]).sum::<f64>() + if a == c { 1e-6 } else { 0.0 }
-    });
-    let ls = Cholesky::new(mtm.as_ref()).ok();
-    for i in 0..n {
-        let row = Row {
-            m: mean,
-            c: cov,
-            u: (0..t).map(|p| u[(p, i)]).collect(),
-            noise: noise[i].max(cfg.floor),
-            i,
-            tau2: cfg.b_prior_sd * cfg.b_prior_sd,
-        };
-        let mut starts = vec![
-            (0..n)
-                .map(|j| f64::from(u8::from(j == i)))
-                .collect::<Vec<_>>(),
-        ];
-        if let Some(w) = warm
-            && w.nrows() == n
-            && w.ncols() == n
-        {
-            starts.push((0..n).map(|j| w[(i, j)]).collect());
+        if !(self.delta >= 0.0 && self.delta * (n as f64) < 1.0) {
+            return Err(Error::invalid(
+                "delta",
+                format!(
+                    "the graph's entry floor must lie in [0, 1/n) = [0, {}), got {}",
+                    1.0 / n as f64,
+                    self.delta
+                ),
+            ));
         }
-        if let Some(ls) = &ls {
-            let rhs: Vec<f64> = (0..n)
-                .map(|a| (0..t).map(|p| mean[(p, a)] * row.u[p]).sum())
-                .collect();
-            starts.push(ls.solve_vec(&rhs));
-        }
-        let mut best: Option<RowMin> = None;
-        for s in starts {
-            if s.iter().any(|v| !v.is_finite()) {
-                continue;
-            }
-            let r = row.minimize(s)?;
-            fit.iters += r.4;
-            if best.as_ref().is_none_or(|b| r.1 < b.1) {
-                best = Some(r);
-            }
-        }
-        let (b, _, g, ll, _) = best.expect("the identity start is finite");
-        let h = row.hessian(&b)?;
-        let ch = Cholesky::new(h.as_ref())?;
-        fit.jitter = fit.jitter.max(ch.jitter());
-        let cov = ch.inverse();
-        for j in 0..n {
-            fit.var[(i, j)] = cov[(j, j)].max(0.0);
-            fit.b[(i, j)] = b[j];
-        }
-        fit.row_cov.push(cov);
-        fit.log_lik += ll / n as f64;
-        fit.grad_norm = g.iter().fold(fit.grad_norm, |a, v| a.max(v.abs()));
+        Ok(())
     }
-    Ok(fit)
 }
 
 /// Predicted private utilities at some options.
@@ -313,14 +95,16 @@ pub fn estimate_b(
 pub struct UPrediction {
     /// `μ^{u(i)}(x) = B̂(i, :) m^v(x)` (`m × n`).
     pub mean: Mat<f64>,
-    /// The variance due to `B`'s uncertainty, `Σ_j σ²_bij (C_j + m_j²)`.
+    /// The variance due to `B`'s uncertainty, `m^vᵀ Σ_i m^v + tr(Σ_i Σ_v)` (`m × n`).
     pub var_b: Mat<f64>,
-    /// The variance due to `v`'s uncertainty, `Σ_j b̂_ij² C_j`.
+    /// The variance due to `v`'s uncertainty, `b̂_iᵀ Σ_v b̂_i` (`m × n`).
     pub var_v: Mat<f64>,
+    /// The covariance of `u(x, :)` across agents at each option (`n × n` each).
+    pub cov: Vec<Mat<f64>>,
 }
 
 impl UPrediction {
-    /// Goodman's total variance (`var_b + var_v`).
+    /// The total variance of agent `i`'s utility at option `k` (`var_b + var_v`).
     pub fn var(&self, k: usize, i: usize) -> f64 {
         self.var_b[(k, i)] + self.var_v[(k, i)]
     }
@@ -331,22 +115,61 @@ impl UPrediction {
 pub struct SocialGp {
     public: Icm,
     b: BFit,
-    cfg: SocialGpConfig,
+    graph: Mat<f64>,
 }
 
-/// `Â = B⁻¹ − λI` with rows clipped at `δ` and renormalized (row-stochastic, entries ≥ δ
-/// up to the renormalization).
+/// The graph `Â = B⁻¹ − λI` implied by `b`, with rows clipped at `δ` and renormalized
+/// (row-stochastic, entries ≥ δ up to the renormalization). Errors, naming `B̂`, when `b` has
+/// a non-finite entry, is singular to working precision (1-norm condition number above
+/// 1e12), or implies a row with no entry above the floor (possible only for `δ = 0`).
 pub fn graph_of(b: MatRef<'_, f64>, lambda: f64, delta: f64) -> Result<Mat<f64>> {
     let n = b.nrows();
-    let lu = b.partial_piv_lu();
-    let inv = lu.inverse();
+    if b.ncols() != n {
+        return Err(Error::dim("B̂ columns", n, b.ncols()));
+    }
+    for i in 0..n {
+        for j in 0..n {
+            if !b[(i, j)].is_finite() {
+                return Err(Error::invalid(
+                    "B̂",
+                    format!(
+                        "entry [{i}][{j}] is {}: no graph A = B̂⁻¹ − λI can be formed",
+                        b[(i, j)]
+                    ),
+                ));
+            }
+        }
+    }
+    let inv = b.partial_piv_lu().solve(Mat::<f64>::identity(n, n));
+    let norm1 = |m: MatRef<'_, f64>| -> f64 {
+        (0..n)
+            .map(|j| (0..n).map(|i| m[(i, j)].abs()).sum::<f64>())
+            .fold(0.0, f64::max)
+    };
+    let cond = norm1(b) * norm1(inv.as_ref());
+    if !(cond.is_finite() && cond <= 1e12) {
+        return Err(Error::invalid(
+            "B̂",
+            format!(
+                "is singular (1-norm condition number {cond:.3e}, allowed up to 1e12): the graph                  A = B̂⁻¹ − λI cannot be formed"
+            ),
+        ));
+    }
     let mut a = Mat::from_fn(n, n, |i, j| inv[(i, j)] - if i == j { lambda } else { 0.0 });
     for i in 0..n {
         let mut s = 0.0;
         for j in 0..n {
-            let v = a[(i, j)];
-            a[(i, j)] = if v.is_finite() { v.max(delta) } else { delta };
+            a[(i, j)] = a[(i, j)].max(delta);
             s += a[(i, j)];
+        }
+        if s <= 0.0 {
+            return Err(Error::invalid(
+                "B̂",
+                format!(
+                    "row {i} of B̂⁻¹ − λI has no entry above the floor δ = {delta}: no \
+                     row-stochastic graph A can be formed"
+                ),
+            ));
         }
         for j in 0..n {
             a[(i, j)] /= s;
@@ -358,8 +181,10 @@ pub fn graph_of(b: MatRef<'_, f64>, lambda: f64, delta: f64) -> Result<Mat<f64>>
 impl SocialGp {
     /// Fit to public ratings `v` at `x_pub` (`N × n`) and private ratings `u` at `x_priv`
     /// (`M × n`, possibly `M = 0`). `kernels` are the candidate input kernels of the
-    /// hyperparameter fit ([`profile_fit`]); `warm` a previous `B̂`. The private ratings'
-    /// noise is taken to be each agent's fitted public noise.
+    /// hyperparameter fit ([`profile_fit`]); `warm` a previous `B̂` (`n × n`). The private
+    /// ratings' noise is taken to be each agent's fitted public noise. Errors name the
+    /// settings ([`SocialGpConfig::validate`]), `u`, `warm` (wrong size or singular) and
+    /// `B̂` when the fitted `B̂` implies no graph ([`graph_of`]).
     pub fn fit(
         x_pub: Mat<f64>,
         v: MatRef<'_, f64>,
@@ -370,25 +195,33 @@ impl SocialGp {
         warm: Option<MatRef<'_, f64>>,
     ) -> Result<SocialGp> {
         let n = v.ncols();
+        cfg.validate(n)?;
         if u.ncols() != n {
             return Err(Error::dim("u columns", n, u.ncols()));
         }
         if u.nrows() != x_priv.nrows() {
             return Err(Error::dim("u rows", x_priv.nrows(), u.nrows()));
         }
+        let mut b = match warm {
+            Some(w) if w.nrows() != n || w.ncols() != n => {
+                return Err(Error::dim("warm", n, w.nrows()));
+            }
+            Some(w) => w.to_owned(),
+            None => Mat::identity(n, n),
+        };
+        // The warm start's graph, checked before any work.
+        let mut graph = graph_of(b.as_ref(), cfg.lambda, cfg.delta).map_err(|e| match e {
+            Error::InvalidInput { reason, .. } => Error::invalid("warm", reason),
+            e => e,
+        })?;
         let hyper = profile_fit(x_pub.as_ref(), v, kernels, cfg.floor)?;
         let kernel = kernels[hyper.kernel].clone();
         let s: Vec<f64> = hyper.outputscale.iter().map(|v| v.sqrt()).collect();
-        let mut b = match warm {
-            Some(w) if w.nrows() == n && w.ncols() == n => w.to_owned(),
-            _ => Mat::identity(n, n),
-        };
         let mut fit = None;
         // Two passes: the task covariance uses the current B̂, which the private ratings then
         // re-estimate.
         for _ in 0..2 {
-            let a = graph_of(b.as_ref(), cfg.lambda, cfg.delta)?;
-            let aat = &a * a.transpose();
+            let aat = &graph * graph.transpose();
             let task = Mat::from_fn(n, n, |i, j| {
                 s[i] * s[j] * aat[(i, j)] / (aat[(i, i)] * aat[(j, j)]).sqrt()
             });
@@ -401,40 +234,31 @@ impl SocialGp {
                 &hyper.mean,
             )?;
             let bf = if x_priv.nrows() == 0 {
-                BFit {
-                    b: Mat::identity(n, n),
-                    var: Mat::from_fn(n, n, |_, _| cfg.b_prior_sd * cfg.b_prior_sd),
-                    row_cov: vec![
-                        Mat::from_fn(n, n, |a, c| if a == c {
-                            cfg.b_prior_sd * cfg.b_prior_sd
-                        } else {
-                            0.0
-                        });
-                        n
-                    ],
-                    log_lik: 0.0,
-                    grad_norm: 0.0,
-                    iters: 0,
-                    jitter: 0.0,
-                }
+                BFit::prior(n, cfg)
             } else {
                 let (m, _) = public.predict(x_priv)?;
-                let covs: Vec<Mat<f64>> = (0..n)
-                    .map(|j| public.task_cov_at(x_priv, j))
-                    .collect::<Result<_>>()?;
-                estimate_b(m.as_ref(), &covs, u, &hyper.noise, cfg, Some(b.as_ref()))?
+                let joint = public.joint_cov(x_priv)?;
+                estimate_b(
+                    m.as_ref(),
+                    joint.as_ref(),
+                    u,
+                    &hyper.noise,
+                    cfg,
+                    Some(b.as_ref()),
+                )?
             };
             b = bf.b.clone();
+            graph = graph_of(b.as_ref(), cfg.lambda, cfg.delta)?;
             fit = Some(SocialGp {
                 public,
                 b: bf,
-                cfg: cfg.clone(),
+                graph: graph.clone(),
             });
             if x_priv.nrows() == 0 {
                 break;
             }
         }
-        Ok(fit.expect("one pass ran"))
+        fit.ok_or_else(|| Error::State("the GP variant's fit ran no pass".into()))
     }
 
     /// The Laplace posterior of `B`.
@@ -448,57 +272,34 @@ impl SocialGp {
     }
 
     /// The graph estimate `Â` ([`graph_of`] `B̂`).
-    pub fn graph(&self) -> Result<Mat<f64>> {
-        graph_of(self.b.b.as_ref(), self.cfg.lambda, self.cfg.delta)
+    pub fn graph(&self) -> MatRef<'_, f64> {
+        self.graph.as_ref()
     }
 
-    /// Private utilities at `xs` (Corollary F.2). The variance generalizes Goodman's
-    /// formula to the correlated Laplace posterior of each row `b_i ~ N(b̂_i, Σ_i)`,
-    /// independent of `v(x, :) ~ N(m, diag C)`:
-    /// `Var[b_i · v] = Σ_j b̂_ij² C_j + mᵀ Σ_i m + Σ_j Σ_i[j, j] C_j`, which is Goodman's
-    /// `Σ_j [(σ²_bij + b̂_ij²)(C_j + m_j²) − b̂_ij² m_j²]` when `Σ_i` is diagonal (the
-    /// corollary's independence assumption; [`SocialGp::predict_independent`]). With the
-    /// private ratings concentrated at a few options, `b_i` is pinned down only along their
-    /// public means; treating its entries as independent then overstates the uncertainty
-    /// exactly where the data are (measured on the toy: the `B` part of the width stayed at
-    /// 0.9 prior standard deviations after 20 private ratings at one option).
+    /// Private utilities at `xs` (Corollary F.2 with the public posterior's covariance
+    /// across agents at each option, [`Icm::cross_task_cov`], and each row's Laplace
+    /// covariance: [`propagate()`]).
     pub fn predict(&self, xs: MatRef<'_, f64>) -> Result<UPrediction> {
-        self.predict_with(xs, false)
-    }
-
-    /// [`SocialGp::predict`] with the paper's independence assumption (diagonal `Σ_i`):
-    /// Goodman's variance exactly as Corollary F.2 derives it.
-    pub fn predict_independent(&self, xs: MatRef<'_, f64>) -> Result<UPrediction> {
-        self.predict_with(xs, true)
-    }
-
-    fn predict_with(&self, xs: MatRef<'_, f64>, independent: bool) -> Result<UPrediction> {
-        let (mv, cv) = self.public.predict(xs)?;
+        let (mv, _) = self.public.predict(xs)?;
+        let sv = self.public.cross_task_cov(xs)?;
         let (m, n) = (xs.nrows(), self.b.b.nrows());
-        let b = &self.b.b;
-        let cov = |i: usize, a: usize, c: usize| -> f64 {
-            if independent && a != c {
-                0.0
-            } else {
-                self.b.row_cov[i][(a, c)]
-            }
+        let mut out = UPrediction {
+            mean: Mat::zeros(m, n),
+            var_b: Mat::zeros(m, n),
+            var_v: Mat::zeros(m, n),
+            cov: Vec::with_capacity(m),
         };
-        Ok(UPrediction {
-            mean: Mat::from_fn(m, n, |k, i| (0..n).map(|j| b[(i, j)] * mv[(k, j)]).sum()),
-            var_b: Mat::from_fn(m, n, |k, i| {
-                let mut v = 0.0;
-                for a in 0..n {
-                    v += cov(i, a, a) * cv[(k, a)];
-                    for c in 0..n {
-                        v += mv[(k, a)] * cov(i, a, c) * mv[(k, c)];
-                    }
-                }
-                v.max(0.0)
-            }),
-            var_v: Mat::from_fn(m, n, |k, i| {
-                (0..n).map(|j| b[(i, j)] * b[(i, j)] * cv[(k, j)]).sum()
-            }),
-        })
+        for k in 0..m {
+            let mk: Vec<f64> = (0..n).map(|j| mv[(k, j)]).collect();
+            let p = propagate(&self.b, &mk, sv[k].as_ref())?;
+            for i in 0..n {
+                out.mean[(k, i)] = p.mean[i];
+                out.var_b[(k, i)] = p.var_b[i];
+                out.var_v[(k, i)] = p.var_v[i];
+            }
+            out.cov.push(p.cov);
+        }
+        Ok(out)
     }
 }
 
@@ -506,93 +307,76 @@ impl SocialGp {
 mod tests {
     use super::*;
     use crate::kernel::{Stationary, StationaryKind};
-    use agora_math::fd::{Tol, check_gradient};
 
-    fn rbf(l: f64) -> Box<dyn Kernel> {
+    pub(crate) fn rbf(l: f64) -> Box<dyn Kernel> {
         let mut k = Stationary::ard(StationaryKind::Rbf, 1, l);
         k.set_params(&[l.ln()]).unwrap();
         Box::new(k)
     }
 
-    fn utilities(x: f64) -> [f64; 2] {
+    /// Three agents' utilities on `[0, 1]`.
+    pub(crate) fn utilities(x: f64) -> [f64; 3] {
         [
             (6.0 * x).sin() + 0.5,
             (-(x - 0.3) * (x - 0.3) / 0.05).exp() * 2.0 - 0.5,
+            (4.0 * x).cos(),
         ]
     }
 
-    /// Ratings of two agents with graph `a` (public) and without (private), noise 0.05.
-    fn data(a: [[f64; 2]; 2], n_pub: usize, n_priv: usize, seed: u64) -> [Mat<f64>; 4] {
+    /// Thermal comfort's graph (rows alike: public utilities strongly correlated).
+    pub(crate) const THERMAL: [[f64; 3]; 3] = [[0.8, 0.1, 0.1], [0.6, 0.1, 0.3], [0.4, 0.3, 0.3]];
+
+    /// Ratings of the first `n` agents with graph `a` (public) and without (private), noise
+    /// sd `sd`: `[x_pub, v, x_priv, u]`.
+    pub(crate) fn data(
+        a: &[[f64; 3]],
+        n_pub: usize,
+        n_priv: usize,
+        sd: f64,
+        seed: u64,
+    ) -> [Mat<f64>; 4] {
+        let n = a.len();
         let mut rng = agora_math::rng::stream(seed, &[9]);
-        let mut noise = || {
-            0.05 * rand_distr::Distribution::<f64>::sample(&rand_distr::StandardNormal, &mut rng)
-        };
+        let mut noise =
+            || sd * rand_distr::Distribution::<f64>::sample(&rand_distr::StandardNormal, &mut rng);
         let xp = Mat::from_fn(n_pub, 1, |i, _| (i as f64 + 0.5) / n_pub as f64);
-        let v = Mat::from_fn(n_pub, 2, |p, i| {
+        let v = Mat::from_fn(n_pub, n, |p, i| {
             let u = utilities(xp[(p, 0)]);
-            a[i][0] * u[0] + a[i][1] * u[1]
+            (0..n).map(|j| a[i][j] * u[j]).sum::<f64>()
         });
-        let v = Mat::from_fn(n_pub, 2, |p, i| v[(p, i)] + noise());
+        let v = Mat::from_fn(n_pub, n, |p, i| v[(p, i)] + noise());
         let xu = Mat::from_fn(n_priv, 1, |i, _| (i as f64 + 0.25) / n_priv as f64);
-        let u = Mat::from_fn(n_priv, 2, |p, i| utilities(xu[(p, 0)])[i] + noise());
+        let u = Mat::from_fn(n_priv, n, |p, i| utilities(xu[(p, 0)])[i] + noise());
         [xp, v, xu, u]
     }
 
-    #[test]
-    fn gradient_of_eq151_matches_central_differences() {
-        let [xp, v, xu, u] = data([[0.8, 0.2], [0.4, 0.6]], 12, 5, 1);
-        let icm = Icm::new(
-            xp,
-            v.as_ref(),
-            rbf(0.2),
-            Mat::identity(2, 2),
-            &[0.0025, 0.0025],
-            &[0.0, 0.0],
-        )
-        .unwrap();
-        let (m, _) = icm.predict(xu.as_ref()).unwrap();
-        let covs: Vec<Mat<f64>> = (0..2)
-            .map(|j| icm.task_cov_at(xu.as_ref(), j).unwrap())
-            .collect();
-        let row = Row {
-            m: m.as_ref(),
-            c: &covs,
-            u: (0..5).map(|p| u[(p, 1)]).collect(),
-            noise: 0.0025,
-            i: 1,
-            tau2: 1.0,
-        };
-        let b = [0.7, 1.9];
-        let (_, g, _) = row.eval(&b).unwrap();
-        let f = |v: &[f64]| row.eval(v).unwrap().0;
-        check_gradient(f, &b, 1e-6, &g, Tol::ScaledByFd(1e-5), "row objective");
+    fn kernels() -> Vec<Box<dyn Kernel>> {
+        vec![rbf(0.1), rbf(0.2), rbf(0.4)]
     }
 
     #[test]
     fn b_recovers_the_inverse_graph_and_shrinks_with_data() {
-        let a = [[0.8, 0.2], [0.4, 0.6]];
-        let truth = Mat::from_fn(2, 2, |i, j| a[i][j]);
-        let kernels = vec![rbf(0.1), rbf(0.2), rbf(0.4)];
+        let a = [[0.8, 0.2, 0.0], [0.4, 0.6, 0.0]];
         let cfg = SocialGpConfig::default();
         let mut errs = Vec::new();
         let mut spread = Vec::new();
         for n_priv in [4, 24] {
-            let [xp, v, xu, u] = data(a, 30, n_priv, 2);
+            let [xp, v, xu, u] = data(&a, 30, n_priv, 0.05, 2);
             let m = SocialGp::fit(
                 xp,
                 v.as_ref(),
                 xu.as_ref(),
                 u.as_ref(),
-                &kernels,
+                &kernels(),
                 &cfg,
                 None,
             )
             .unwrap();
             assert!(m.b().grad_norm < 1e-6, "{:?}", m.b());
-            let g = m.graph().unwrap();
+            let g = m.graph();
             let e: f64 = (0..2)
                 .flat_map(|i| (0..2).map(move |j| (i, j)))
-                .map(|(i, j)| (g[(i, j)] - truth[(i, j)]).powi(2))
+                .map(|(i, j)| (g[(i, j)] - a[i][j]).powi(2))
                 .sum::<f64>()
                 .sqrt();
             errs.push(e);
@@ -602,54 +386,13 @@ mod tests {
             let p = m.predict(xs.as_ref()).unwrap();
             for k in 0..7 {
                 let tru = utilities(xs[(k, 0)]);
-                for (i, tru_i) in tru.iter().enumerate() {
+                for (i, tru_i) in tru.iter().take(2).enumerate() {
                     let sd = p.var(k, i).sqrt();
                     assert!(p.var_b[(k, i)] >= 0.0 && p.var_v[(k, i)] >= 0.0);
+                    assert!((p.cov[k][(i, i)] - p.var(k, i)).abs() < 1e-12);
                     if n_priv == 24 {
                         assert!((p.mean[(k, i)] - tru_i).abs() < 0.15 + 3.0 * sd, "{k} {i}");
                     }
-                }
-                // Under the independence assumption the total is Goodman's formula.
-                let pi = m.predict_independent(xs.subrows(k, 1)).unwrap();
-                let (mv, cv) = m.public().predict(xs.subrows(k, 1)).unwrap();
-                for i in 0..2 {
-                    let bh: Vec<f64> = (0..2).map(|j| m.b().b[(i, j)]).collect();
-                    let bv: Vec<f64> = (0..2).map(|j| m.b().var[(i, j)]).collect();
-                    let mm: Vec<f64> = (0..2).map(|j| mv[(0, j)]).collect();
-                    let cc: Vec<f64> = (0..2).map(|j| cv[(0, j)]).collect();
-                    let gv = crate::multitask::goodman_variance(&bh, &bv, &mm, &cc).unwrap();
-                    assert!((gv - pi.var(0, i)).abs() < 1e-10 * (1.0 + gv));
-                    // The correlated form: mᵀ Σ_i m + Σ_j Σ_i[j, j] C_j + Σ_j b̂_ij² C_j,
-                    // by a Monte Carlo check of Var[b · v].
-                    let sc = &m.b().row_cov[i];
-                    let l = Cholesky::new(sc.as_ref()).unwrap();
-                    let mut rng = agora_math::rng::stream(5, &[k as u64, i as u64]);
-                    let draws = 200_000;
-                    let (mut s1, mut s2) = (0.0, 0.0);
-                    for _ in 0..draws {
-                        let z: Vec<f64> = (0..4)
-                            .map(|_| {
-                                rand_distr::Distribution::<f64>::sample(
-                                    &rand_distr::StandardNormal,
-                                    &mut rng,
-                                )
-                            })
-                            .collect();
-                        let bs: Vec<f64> = (0..2)
-                            .map(|a| bh[a] + (0..=a).map(|c| l.l()[(a, c)] * z[c]).sum::<f64>())
-                            .collect();
-                        let val: f64 = (0..2)
-                            .map(|j| bs[j] * (mm[j] + cc[j].sqrt() * z[2 + j]))
-                            .sum();
-                        s1 += val;
-                        s2 += val * val;
-                    }
-                    let mc = s2 / draws as f64 - (s1 / draws as f64).powi(2);
-                    assert!(
-                        (mc - p.var(k, i)).abs() < 0.02 * p.var(k, i) + 1e-6,
-                        "{mc} vs {}",
-                        p.var(k, i)
-                    );
                 }
             }
         }
@@ -657,20 +400,156 @@ mod tests {
         assert!(spread[1] < spread[0], "{spread:?}");
     }
 
+    /// Every row of `B̂` sums to `1/(1 + λ)`; adding `c` to every agent's public ratings and
+    /// `c/(1 + λ)` to every private rating leaves Eq. 151 unchanged on that subspace, so `B̂`
+    /// and every variance stay and every predicted utility moves by `c/(1 + λ)`. Without
+    /// the constraint the rows' sums are fitted (here they are not `1/(1 + λ)`), and the
+    /// shifted data give another `B̂`.
     #[test]
-    fn bad_input_is_named() {
-        let m = Mat::<f64>::zeros(3, 2);
-        let c = vec![Mat::<f64>::identity(3, 3); 2];
-        let u = Mat::<f64>::zeros(3, 2);
-        let cfg = SocialGpConfig {
-            b_prior_sd: 0.0,
-            ..Default::default()
+    fn rows_of_b_sum_to_their_exact_value_and_a_common_shift_moves_u_by_c_over_one_plus_lambda() {
+        let cfg = SocialGpConfig::default();
+        let s = 1.0 / (1.0 + cfg.lambda);
+        let [xp, v, xu, u] = data(&THERMAL, 25, 8, 0.1, 4);
+        let xs = Mat::from_fn(9, 1, |i, _| i as f64 / 8.0);
+        let fit = |dv: f64, du: f64| {
+            let v = Mat::from_fn(v.nrows(), 3, |p, i| v[(p, i)] + dv);
+            let u = Mat::from_fn(u.nrows(), 3, |p, i| u[(p, i)] + du);
+            let m = SocialGp::fit(
+                xp.clone(),
+                v.as_ref(),
+                xu.as_ref(),
+                u.as_ref(),
+                &kernels(),
+                &cfg,
+                None,
+            )
+            .unwrap();
+            let p = m.predict(xs.as_ref()).unwrap();
+            (m, p)
         };
-        let e = estimate_b(m.as_ref(), &c, u.as_ref(), &[0.1, 0.1], &cfg, None).unwrap_err();
-        assert!(e.to_string().contains("b_prior_sd"), "{e}");
+        let (m0, p0) = fit(0.0, 0.0);
+        for i in 0..3 {
+            let sum: f64 = (0..3).map(|j| m0.b().b[(i, j)]).sum();
+            assert!((sum - s).abs() < 1e-9, "row {i} sums to {sum}");
+            // The row's covariance is flat along 1.
+            for a in 0..3 {
+                let r: f64 = (0..3).map(|c| m0.b().row_cov[i][(a, c)]).sum();
+                assert!(r.abs() < 1e-12, "Σ_{i} 1 = {r}");
+            }
+        }
+        let c = 3.0;
+        let (m1, p1) = fit(c, c * s);
+        for i in 0..3 {
+            for j in 0..3 {
+                assert!(
+                    (m1.b().b[(i, j)] - m0.b().b[(i, j)]).abs() < 1e-7,
+                    "B̂[{i}][{j}]"
+                );
+            }
+        }
+        for k in 0..9 {
+            for i in 0..3 {
+                assert!((p1.mean[(k, i)] - p0.mean[(k, i)] - c * s).abs() < 1e-7);
+                for (a, b) in [(&p1.var_b, &p0.var_b), (&p1.var_v, &p0.var_v)] {
+                    assert!((a[(k, i)] - b[(k, i)]).abs() < 1e-7 * (1.0 + b[(k, i)]));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_singular_b_is_an_error_naming_what_happened() {
+        let lambda = 1e-4;
+        // Closed form: for a row-stochastic A with entries above δ, the graph of
+        // (A + λI)⁻¹ is A.
+        let a = Mat::from_fn(3, 3, |i, j| THERMAL[i][j]);
+        let apl = Mat::from_fn(3, 3, |i, j| a[(i, j)] + if i == j { lambda } else { 0.0 });
+        let ch = apl.partial_piv_lu();
+        let b = ch.solve(Mat::<f64>::identity(3, 3));
+        let g = graph_of(b.as_ref(), lambda, 0.01).unwrap();
+        for i in 0..3 {
+            for j in 0..3 {
+                assert!((g[(i, j)] - a[(i, j)]).abs() < 1e-9);
+            }
+        }
+        // Two equal rows: singular.
+        let sing = Mat::from_fn(2, 2, |_, j| [0.7, 0.3][j]);
+        let e = graph_of(sing.as_ref(), lambda, 0.01)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("B̂") && e.contains("singular"), "{e}");
+        // Nearly singular beyond working precision.
+        let near = Mat::from_fn(2, 2, |i, j| [[1.0, 1.0], [1.0, 1.0 + 1e-14]][i][j]);
+        let e = graph_of(near.as_ref(), lambda, 0.01)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("singular") && e.contains("condition number"),
+            "{e}"
+        );
+        let nan = Mat::from_fn(2, 2, |i, j| if (i, j) == (0, 1) { f64::NAN } else { 1.0 });
+        let e = graph_of(nan.as_ref(), lambda, 0.01)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("B̂") && e.contains("[0][1]") && e.contains("NaN"),
+            "{e}"
+        );
+        // B̂ = −I: every entry of B̂⁻¹ − λI is negative, so without a floor no graph.
+        let neg = Mat::from_fn(2, 2, |i, j| if i == j { -1.0 } else { 0.0 });
+        let e = graph_of(neg.as_ref(), lambda, 0.0).unwrap_err().to_string();
+        assert!(e.contains("row 0") && e.contains("row-stochastic"), "{e}");
+        // A singular warm start is named as such before any fitting.
+        let [xp, v, xu, u] = data(&[[0.9, 0.1, 0.0], [0.6, 0.4, 0.0]], 10, 3, 0.1, 1);
+        let e = SocialGp::fit(
+            xp,
+            v.as_ref(),
+            xu.as_ref(),
+            u.as_ref(),
+            &kernels(),
+            &SocialGpConfig::default(),
+            Some(sing.as_ref()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("`warm`") && e.contains("singular"), "{e}");
+    }
+
+    #[test]
+    fn bad_settings_are_named() {
+        let m = Mat::<f64>::zeros(3, 2);
+        let c = Mat::<f64>::identity(6, 6);
+        let u = Mat::<f64>::zeros(3, 2);
+        for (cfg, field) in [
+            (
+                SocialGpConfig {
+                    b_prior_sd: 0.0,
+                    ..Default::default()
+                },
+                "b_prior_sd",
+            ),
+            (
+                SocialGpConfig {
+                    lambda: f64::NAN,
+                    ..Default::default()
+                },
+                "lambda",
+            ),
+            (
+                SocialGpConfig {
+                    delta: 0.5,
+                    ..Default::default()
+                },
+                "delta",
+            ),
+        ] {
+            let e = estimate_b(m.as_ref(), c.as_ref(), u.as_ref(), &[0.1, 0.1], &cfg, None)
+                .unwrap_err();
+            assert!(e.to_string().contains(field), "{e}");
+        }
         let e = estimate_b(
             m.as_ref(),
-            &c[..1],
+            c.subrows(0, 3),
             u.as_ref(),
             &[0.1, 0.1],
             &SocialGpConfig::default(),

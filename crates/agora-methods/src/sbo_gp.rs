@@ -6,11 +6,13 @@
 //! agents' upper confidence bounds `u_hi(x, i) = μ(x, i) + β^{1/2} σ(x, i)` (Prob. 4's
 //! acquisition, shared by every method here), and asks for the ratings each method uses:
 //!
-//! - `sbo-gp`: public ratings every round; `u = B̂ v` with the Laplace posterior of `B`
-//!   ([`agora_gp::social_gp`]). After refitting, a private rating of the same option is
-//!   asked when `w_B ≥ max(t^{−q}, w_v)`, where `w_B² = Σ_i var_b(x_t, i)` is the part of
-//!   Goodman's variance due to `B` and `w_v² = Σ_i var_v(x_t, i)` the part due to the
-//!   public GP, both divided by the mean prior variance so the threshold is unit-free. The
+//! - `sbo-gp`: public ratings every round; `u = B̂ v` with the Laplace posterior of `B`,
+//!   every row of `B` held to its exact sum `1/(1 + λ)`, and the public posterior's
+//!   covariance across agents ([`agora_gp::social_gp`]). After refitting, a private rating
+//!   of the same option is asked when `w_B ≥ max(t^{−q}, w_v)`, where
+//!   `w_B² = Σ_i var_b(x_t, i)` is the part of `u`'s variance due to `B` and
+//!   `w_v² = Σ_i var_v(x_t, i)` the part due to the public GP, both divided by the mean
+//!   prior variance so the threshold is unit-free. The
 //!   paper's rule `Ψ(B) = A′[diag(Λ⁻¹)]` leaves `A′` and the threshold undefined (note §8.14);
 //!   this is agora's reading, parallel to Algorithm 1's `w^u ≥ max(t^{−q}, w^v)`.
 //! - `gp-ucb-u` / `gp-ucb-v` (Srinivas et al.): one GP on the aggregated value
@@ -28,10 +30,17 @@
 //! ([`agora_acq::WelfareUcb`]) is maximized ([`agora_acq::maximize_screened`]) over a fresh
 //! scrambled Sobol set plus Gaussian perturbations of the best candidate (boxes) or over
 //! every option (finite sets).
+//!
+//! Beliefs ([`Strategy::belief`], [`Strategy::agent_beliefs`]): each agent's utility is the
+//! model's `u` (SBO-GP: `B̂ v`; MT-GP: the first `n` tasks), the welfare's mean and sd the
+//! delta method with the covariance across agents ([`welfare_belief`]). GP-UCB models the
+//! welfare alone, so it has a welfare belief and no agents' (for `gp-ucb-v`, of the public
+//! ratings' welfare, the objective it optimizes).
 
 use crate::Strategy;
 use crate::open::{self, AskTell, OpenQuery};
-use agora_acq::social::{WelfareUcb, ucb};
+use agora_acq::social::AgentUtilities;
+use agora_acq::social::{WelfareUcb, ucb, welfare_belief};
 use agora_acq::{LocalSearch, maximize_screened};
 use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
 use agora_gp::social_gp::{SocialGp, SocialGpConfig};
@@ -272,6 +281,14 @@ impl SboGp {
         })
     }
 
+    /// SBO-GP's fitted model (`None` for the baselines and before the initial ratings).
+    pub fn social_gp(&self) -> Option<&SocialGp> {
+        match &self.surrogate {
+            Some(Surrogate::Social(s)) => Some(s),
+            _ => None,
+        }
+    }
+
     /// Rounds so far.
     pub fn rounds(&self) -> &[SboGpRound] {
         &self.rounds
@@ -413,7 +430,7 @@ impl SboGp {
         Ok(x)
     }
 
-    /// `(w_B, w_v)` at `x`: the parts of Goodman's variance due to `B` and to the public GP,
+    /// `(w_B, w_v)` at `x`: the parts of `u`'s variance due to `B` and to the public GP,
     /// summed over agents, square-rooted, relative to the mean prior standard deviation.
     fn widths(&self, x: &[f64]) -> Result<(f64, f64)> {
         let Some(Surrogate::Social(s)) = &self.surrogate else {
@@ -432,15 +449,13 @@ impl SboGp {
 
     fn graph(&self) -> Vec<f64> {
         match &self.surrogate {
-            Some(Surrogate::Social(s)) => s.graph().map_or_else(
-                |_| Vec::new(),
-                |a| {
-                    (0..a.nrows())
-                        .flat_map(|i| (0..a.ncols()).map(move |j| (i, j)))
-                        .map(|(i, j)| a[(i, j)])
-                        .collect()
-                },
-            ),
+            Some(Surrogate::Social(s)) => {
+                let a = s.graph();
+                (0..a.nrows())
+                    .flat_map(|i| (0..a.ncols()).map(move |j| (i, j)))
+                    .map(|(i, j)| a[(i, j)])
+                    .collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -627,27 +642,66 @@ impl Strategy for SboGp {
     fn n_answered(&self) -> usize {
         self.queries as usize
     }
+
+    /// The welfare's mean and sd (module doc, Beliefs); `None` before the first fit.
+    fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+        let xs = agora_gp::rows_to_mat("points", points, self.space.dim()).ok()?;
+        let n = self.cfg.agents;
+        match self.surrogate.as_ref()? {
+            Surrogate::Social(s) => welfare_belief(s.as_ref(), &self.welfare, n, xs.as_ref()).ok(),
+            Surrogate::Icm(g) if g.tasks() == 1 => {
+                let (m, v) = g.predict(xs.as_ref()).ok()?;
+                Some(
+                    (0..points.len())
+                        .map(|k| (m[(k, 0)], v[(k, 0)].sqrt()))
+                        .collect(),
+                )
+            }
+            Surrogate::Icm(g) => welfare_belief(g.as_ref(), &self.welfare, n, xs.as_ref()).ok(),
+        }
+    }
+
+    /// Each agent's utility mean and sd (module doc, Beliefs); `None` before the first fit
+    /// and for GP-UCB.
+    fn agent_beliefs(&self, points: &[Vec<f64>]) -> Option<Vec<Vec<(f64, f64)>>> {
+        let xs = agora_gp::rows_to_mat("points", points, self.space.dim()).ok()?;
+        let n = self.cfg.agents;
+        let (m, v) = match self.surrogate.as_ref()? {
+            Surrogate::Social(s) => s.utility_moments(xs.as_ref()).ok()?,
+            Surrogate::Icm(g) if g.tasks() == 1 => return None,
+            Surrogate::Icm(g) => g.utility_moments(xs.as_ref()).ok()?,
+        };
+        Some(
+            (0..points.len())
+                .map(|k| (0..n).map(|i| (m[(k, i)], v[(k, i)].sqrt())).collect())
+                .collect(),
+        )
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The toy's utilities (Eqs. 156–157) and graph, rated with noise 0.1.
-    fn toy_answer(q: &Query, rng: &mut agora_math::rng::Rng) -> Answer {
+    /// The toy's utilities (Eqs. 156–157).
+    fn toy_u(x: f64) -> [f64; 2] {
+        let g = |x: f64, m: f64, s: f64| {
+            (-(x - m) * (x - m) / (2.0 * s * s)).exp() / (s * (2.0 * std::f64::consts::PI).sqrt())
+        };
+        [
+            0.3 * g(x, 0.35, 0.05) + 1.2 * g(x, 0.45, 0.18) + 0.8 * g(x, 0.75, 0.10),
+            0.5 * g(x, 0.25, 0.10) + 0.8 * g(x, 0.65, 0.15) + 0.4 * g(x, 0.85, 0.05),
+        ]
+    }
+
+    /// The toy's utilities and graph, rated with noise sd `sd`.
+    fn toy_answer_sd(q: &Query, rng: &mut agora_math::rng::Rng, sd: f64) -> Answer {
         use rand_distr::Distribution;
         let QueryKind::GroupRate { point, channel, .. } = &q.kind else {
             panic!("group ratings only")
         };
         let Point::Unit(x) = point else { panic!("box") };
-        let g = |x: f64, m: f64, s: f64| {
-            (-(x - m) * (x - m) / (2.0 * s * s)).exp() / (s * (2.0 * std::f64::consts::PI).sqrt())
-        };
-        let x = x[0];
-        let u = [
-            0.3 * g(x, 0.35, 0.05) + 1.2 * g(x, 0.45, 0.18) + 0.8 * g(x, 0.75, 0.10),
-            0.5 * g(x, 0.25, 0.10) + 0.8 * g(x, 0.65, 0.15) + 0.4 * g(x, 0.85, 0.05),
-        ];
+        let u = toy_u(x[0]);
         let f = match channel {
             Channel::Private => u.to_vec(),
             Channel::Public => vec![0.9 * u[0] + 0.1 * u[1], 0.6 * u[0] + 0.4 * u[1]],
@@ -656,13 +710,18 @@ mod tests {
             .iter()
             .map(|v| {
                 let e: f64 = rand_distr::StandardNormal.sample(rng);
-                v + 0.1 * e
+                v + sd * e
             })
             .collect();
         Answer {
             query_id: q.id,
             kind: AnswerKind::Values { values },
         }
+    }
+
+    /// [`toy_answer_sd`] with noise 0.1.
+    fn toy_answer(q: &Query, rng: &mut agora_math::rng::Rng) -> Answer {
+        toy_answer_sd(q, rng, 0.1)
     }
 
     fn run(variant: SboGpVariant, seed: u64, rounds: usize) -> SboGp {
@@ -727,6 +786,73 @@ mod tests {
             s.rounds().iter().any(|r| (r.x[0] - 0.823).abs() < 0.05),
             "never near x*"
         );
+    }
+
+    /// On the toy with nearly noiseless ratings (sd 0.01): no belief before the first fit;
+    /// then at the options rated in 20 rounds the welfare belief (and each agent's, where
+    /// the model has agents) is within 3 sd + 0.05 of the truth, and the welfare's sd at
+    /// each proposal falls once it is rated (on average to below 0.8 of its value before).
+    #[test]
+    fn beliefs_match_the_truth_at_rated_options_and_their_sd_shrinks_there() {
+        let space = Space::reals(&[(0.0, 1.0)]).unwrap();
+        for v in [
+            SboGpVariant::SboGp,
+            SboGpVariant::GpUcbU,
+            SboGpVariant::MtGpUcbU,
+            SboGpVariant::MtGpUcbUv,
+        ] {
+            let mut s = SboGp::new(space.clone(), SboGpConfig::new(2, 1.0, v), 4).unwrap();
+            let probe = vec![vec![0.5]];
+            assert!(s.belief(&probe).is_none() && s.agent_beliefs(&probe).is_none());
+            let mut rng = agora_math::rng::stream(4, &[77]);
+            let mut ratios = Vec::new();
+            while s.rounds().len() < 20 || s.round_open() {
+                let q = s.ask().unwrap();
+                let QueryKind::GroupRate {
+                    point: Point::Unit(x),
+                    ..
+                } = &q.kind
+                else {
+                    panic!("group ratings on a box")
+                };
+                let x = vec![x.clone()];
+                let before = s.belief(&x);
+                s.tell(&toy_answer_sd(&q, &mut rng, 0.01)).unwrap();
+                if let (Some(b), false) = (before, s.round_open()) {
+                    ratios.push(s.belief(&x).unwrap()[0].1 / b[0].1);
+                }
+            }
+            let rated: Vec<Vec<f64>> = s.rounds().iter().map(|r| r.x.clone()).collect();
+            let w = s.belief(&rated).unwrap();
+            let agents = s.agent_beliefs(&rated);
+            assert_eq!(agents.is_some(), v != SboGpVariant::GpUcbU, "{}", v.name());
+            for (k, x) in rated.iter().enumerate() {
+                let u = toy_u(x[0]);
+                let truth = 0.5 * (u[0] + u[1]);
+                let (m, sd) = w[k];
+                assert!(
+                    (m - truth).abs() < 0.05 + 3.0 * sd,
+                    "{} {x:?}: {m} ± {sd} vs {truth}",
+                    v.name()
+                );
+                if let Some(a) = &agents {
+                    for i in 0..2 {
+                        let (m, sd) = a[k][i];
+                        assert!(
+                            (m - u[i]).abs() < 0.05 + 3.0 * sd,
+                            "{} agent {i} {x:?}",
+                            v.name()
+                        );
+                    }
+                }
+            }
+            let mean_ratio = ratios.iter().sum::<f64>() / ratios.len() as f64;
+            assert!(
+                ratios.len() >= 20 && mean_ratio < 0.8,
+                "{} {ratios:?}",
+                v.name()
+            );
+        }
     }
 
     #[test]
