@@ -102,7 +102,10 @@ impl SocialModel {
             )?);
         }
         // A start that stopped short is retried once from where it stopped, with its
-        // multipliers and a larger first penalty.
+        // multipliers and a larger first penalty; if no start ends feasible, the first start
+        // is solved again with a much larger first penalty and twice the outer iterations
+        // (an augmented Lagrangian that leaves the feasible start at a small penalty can
+        // stall outside the set).
         for r in results.iter_mut() {
             if !usable(r, tol) && accept(r) {
                 let mut opts = self.cfg.bound_solver;
@@ -112,6 +115,12 @@ impl SocialModel {
                     *r = again;
                 }
             }
+        }
+        if !results.iter().any(&accept) {
+            let mut opts = self.cfg.bound_solver;
+            opts.penalty *= 1e3;
+            opts.max_outer *= 2;
+            results.push(minimize_al(obj, &cons, &bounds, &x0, None, opts)?);
         }
         // Feasible points only (to [`SET_FEASIBILITY`]): an infeasible one lies outside the
         // set, and its value is no bound at all. A feasible point that stopped short of the
@@ -129,7 +138,15 @@ impl SocialModel {
                 }
                 Ok(best.clone())
             }
-            None => Err(unusable("problem over the confidence set", &results)),
+            None => Err(unusable(
+                &format!(
+                    "problem over the confidence set ({} variables, {} extra constraints{})",
+                    lay.len(),
+                    extra.len(),
+                    if lay.ext { ", at a new option" } else { "" }
+                ),
+                &results,
+            )),
         }
     }
 
