@@ -77,9 +77,10 @@ trait RoundView {
     }
 }
 
-/// Both round records have the fields the recorder reads, under the same names.
+/// Both round records have the fields the recorder reads, under the same names; `$rule`
+/// reads the private-vote rule's log, where the method has one.
 macro_rules! round_view {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $rule:expr),*) => {$(
         impl RoundView for $t {
             fn x(&self) -> &[f64] {
                 &self.x
@@ -90,36 +91,29 @@ macro_rules! round_view {
             fn graph(&self) -> &[f64] {
                 &self.graph
             }
+            fn rule(&self) -> Option<RuleLog> {
+                $rule(self)
+            }
         }
     )*};
 }
 
-round_view!(SboGpRound);
+round_view!(SboRound => sbo_rule, SboGpRound => |_: &SboGpRound| None);
 
-impl RoundView for SboRound {
-    fn x(&self) -> &[f64] {
-        &self.x
-    }
-    fn seconds(&self) -> f64 {
-        self.seconds
-    }
-    fn graph(&self) -> &[f64] {
-        &self.graph
-    }
-    fn rule(&self) -> Option<RuleLog> {
-        let w = &self.widths;
-        let some = |v: f64| v.is_finite().then_some(v);
-        Some(RuleLog {
-            w_u: some(w.u),
-            w_given_graph: some(w.given_graph),
-            w_graph: some(w.graph),
-            w_public: some(w.public),
-            threshold: some(w.threshold),
-            bound: self.bound,
-            step: self.step,
-            private: self.private,
-        })
-    }
+/// The vote-based round's rule log (NaN widths, not computed, become `None`).
+fn sbo_rule(r: &SboRound) -> Option<RuleLog> {
+    let w = &r.widths;
+    let some = |v: f64| v.is_finite().then_some(v);
+    Some(RuleLog {
+        w_u: some(w.u),
+        w_given_graph: some(w.given_graph),
+        w_graph: some(w.graph),
+        w_public: some(w.public),
+        threshold: some(w.threshold),
+        bound: r.bound,
+        step: r.step,
+        private: r.private,
+    })
 }
 
 /// Builds an [`SboRun`] from a strategy's rounds as they complete.
