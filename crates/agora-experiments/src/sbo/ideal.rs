@@ -58,8 +58,9 @@ pub const IDEAL_SEED: u64 = 0x1DEA;
 /// A singular value below this times the largest makes `A` singular (not identifiable).
 const SINGULAR_RTOL: f64 = 1e-10;
 
-/// The task's true utilities at `x`, checked finite (the one call into the task's utility
-/// function).
+/// The task's true utilities at `x`, checked finite: the one call into the task's utility
+/// function (where `SocialTask::utilities_at(x) -> Result<Vec<f64>>` exists, this body
+/// becomes that call).
 fn utilities(task: &SocialTask, x: &[f64]) -> Result<Vec<f64>> {
     let u = (task.utilities)(x);
     if u.len() != task.agents {
