@@ -45,6 +45,21 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
+/// The `p`-quantile (`0 ≤ p ≤ 1`) by linear interpolation between order statistics
+/// (Hyndman–Fan type 7, numpy's default): position `p (len − 1)` in the sorted values. NaN
+/// for no values or a `p` outside [0, 1]; `quantile(v, 0.5)` is [`median`].
+pub fn quantile(v: &[f64], p: f64) -> f64 {
+    if v.is_empty() || !(0.0..=1.0).contains(&p) {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let h = p * (s.len() - 1) as f64;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(s.len() - 1);
+    s[lo] + (h - lo as f64) * (s[hi] - s[lo])
+}
+
 /// Mean and standard error of the paired differences `a[s] − b[s]`. Errors name `b` when the
 /// two do not have one value per seed each.
 pub fn paired_difference(a: &[f64], b: &[f64]) -> Result<(f64, f64)> {
@@ -218,6 +233,18 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn quantiles_interpolate_like_numpy() {
+        // numpy.quantile([1, 2, 3, 4], [0.25, 0.5, 0.75]) = [1.75, 2.5, 3.25].
+        let v = [4.0, 1.0, 3.0, 2.0];
+        assert_eq!(quantile(&v, 0.25), 1.75);
+        assert_eq!(quantile(&v, 0.5), 2.5);
+        assert_eq!(quantile(&v, 0.75), 3.25);
+        assert_eq!((quantile(&v, 0.0), quantile(&v, 1.0)), (1.0, 4.0));
+        assert_eq!(quantile(&[5.0], 0.3), 5.0);
+        assert!(quantile(&[], 0.5).is_nan() && quantile(&v, 1.5).is_nan());
     }
 
     #[test]

@@ -8,10 +8,12 @@
 //!
 //! [`run`] drives one strategy against the task's simulated group; [`report`] runs the
 //! vote-based grid and writes its report, [`gp`] the GP variant's (App. F.1, H.3);
-//! [`bench`](mod@bench) times SBO's iterations.
+//! [`bench`](mod@bench) times SBO's iterations; [`ideal`] is the reference for how well
+//! the graph `A` can be identified from `k` private votes when `v` is known exactly.
 
 pub mod bench;
 pub mod gp;
+pub mod ideal;
 pub mod report;
 pub mod run;
 
