@@ -62,7 +62,7 @@ const SINGULAR_RTOL: f64 = 1e-10;
 /// function (where `SocialTask::utilities_at(x) -> Result<Vec<f64>>` exists, this body
 /// becomes that call).
 fn utilities(task: &SocialTask, x: &[f64]) -> Result<Vec<f64>> {
-    let u = (task.utilities)(x);
+    let u = task.utilities_at(x)?;
     if u.len() != task.agents {
         return Err(Error::dim("utilities", task.agents, u.len()));
     }

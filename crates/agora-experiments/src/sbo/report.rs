@@ -442,6 +442,7 @@ pub fn report_markdown(
         md.push_str(&table.markdown());
         if let Some((_, sbo)) = rows.iter().find(|r| r.0 == "sbo") {
             claims(&mut md, t, sbo, &rows, rounds)?;
+            md.push_str(&graph_against_ideal(t, sbo, quick)?);
             md.push_str(&rule_section(sbo, rounds));
         }
     }
@@ -500,6 +501,43 @@ fn tasks_section(tasks: &[SocialTask]) -> Result<String> {
     }
     md.push_str(&table.markdown());
     Ok(md)
+}
+
+/// SBO's final `‖Â − A‖_F` beside the ideal estimator's at the same number of private votes
+/// ([`super::ideal`]: public utilities known exactly, only `A` fitted; 50 vote sets, 10 with
+/// `--quick`).
+fn graph_against_ideal(task: &SocialTask, sbo: &[&SboRun], quick: bool) -> Result<String> {
+    let ge: Vec<f64> = sbo
+        .iter()
+        .filter_map(|r| r.graph_error.last().copied())
+        .collect();
+    if ge.is_empty() {
+        return Ok(String::new());
+    }
+    let k = mean_se(&values(sbo, private)).0.round().max(1.0) as usize;
+    let row = super::ideal::ideal_graph_error(
+        task,
+        k,
+        if quick { 10 } else { 50 },
+        super::ideal::IDEAL_SEED,
+    )?;
+    let ideal = match row.graph_error {
+        super::ideal::GraphError::Estimated {
+            median,
+            lower_quartile,
+            upper_quartile,
+        } => format!("median {median:.3} [quartiles {lower_quartile:.3}, {upper_quartile:.3}]"),
+        super::ideal::GraphError::NotIdentifiable { .. } => {
+            "none: A is singular, so no estimator can identify it".into()
+        }
+    };
+    Ok(format!(
+        "- Â's error: SBO's final ‖Â − A‖_F is {} after {k} private votes (mean); an ideal estimator that knows \
+         the public utilities exactly and fits only A to {k} random private group votes reaches {ideal}; guessing \
+         the uniform matrix scores {:.3}.\n",
+        stats::pm_of(&ge, 3),
+        row.uniform_error
+    ))
 }
 
 /// What SBO's private-vote rule saw: mean widths, `L` and the step at a few rounds.
