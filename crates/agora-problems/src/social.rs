@@ -6,10 +6,16 @@
 //! - `toy` (n = 2, d = 1, Eqs. 156–157, utilitarian): the influencer–follower graph
 //!   `[[0.9, 0.1], [0.6, 0.4]]`; x* ≈ 0.823, the corrupted optimum ≈ 0.354;
 //! - robustness variants of the toy (the paper names them but omits the matrices; agora's
-//!   choices): `toy-wishy-washy` `[[0.5, 0.5], [0.5, 0.5]]` (singular: every public vote is
-//!   the group average, so A cannot be inverted), `toy-altruist` `[[0.1, 0.9], [0.9, 0.1]]`
-//!   (each agent votes publicly for the other's interest), and ρ ∈ {0.5, 1e−10}
-//!   (`toy-rho0.5`, `toy-egalitarian`) with the influencer–follower graph;
+//!   choices): `toy-wishy-washy` `[[0.7, 0.3], [0.7, 0.3]]` (singular: both agents vote
+//!   publicly with the same weights, so A cannot be inverted), `toy-altruist`
+//!   `[[0.2, 0.8], [0.1, 0.9]]` (agent 0 votes publicly mostly for agent 1's interest), and
+//!   ρ ∈ {0.5, 1e−10} (`toy-rho0.5`, `toy-egalitarian`) with the influencer–follower graph.
+//!   The graphs' column sums differ from 1, so the public vote's utilitarian optimum is not
+//!   the true one (the first versions, `[[0.5, 0.5], [0.5, 0.5]]` and `[[0.1, 0.9],
+//!   [0.9, 0.1]]`, had column sums of 1 and are kept as the ablations `-colsum1`);
+//! - every task with ρ < 1 anchors each agent's zero at a status quo
+//!   ([`SocialTask::status_quo`]): votes fix utilities only up to constants, which such a
+//!   welfare depends on. The `-unanchored` ablations drop it;
 //! - `thermal` (n = 3, H.2.1): temperature 15–35 °C and air speed 0.3–1.5 m/s; agent `i`'s
 //!   utility is `−|PMV_i|` (ISO 7730, [`crate::pmv`]) with `tr = tdb`, RH 50 %, the agents'
 //!   met/clo of [`crate::pmv::THERMAL_AGENTS`]; graph `[[0.8, 0.1, 0.1], [0.6, 0.1, 0.3],
