@@ -64,12 +64,29 @@ impl SocialModel {
         extra: &[SetConstraint<'_>],
         x0: Vec<f64>,
     ) -> Result<AlResult> {
+        self.minimize_over_set_from(lay, obj, extra, x0, None)
+    }
+
+    /// [`SocialModel::minimize_over_set`] with the solver's multipliers warm-started:
+    /// `multipliers` holds one per constraint in the solver's order (the ball of each agent,
+    /// the likelihood ratios, `extra`, then the rows of `A`), as in the
+    /// [`AlResult::multipliers`] of an earlier solve over the same set and `extra`, or
+    /// [`SocialModel::set_multipliers`]. Only the path to the solution depends on them.
+    pub fn minimize_over_set_from(
+        &self,
+        lay: &SetLayout,
+        obj: &Objective<'_>,
+        extra: &[SetConstraint<'_>],
+        x0: Vec<f64>,
+        multipliers: Option<&[f64]>,
+    ) -> Result<AlResult> {
         let balls = self.ball_fns(lay);
         let rows = self.row_fns(lay);
         let lr = self.lr_fns(lay)?;
         let cons = constraints(&[&balls, &lr, extra], &rows);
         let bounds = self.bounds_for(lay);
-        let mut best = minimize_al(obj, &cons, &bounds, &x0, None, self.cfg.bound_solver)?;
+        let opts = self.cfg.bound_solver;
+        let mut best = minimize_al(obj, &cons, &bounds, &x0, multipliers, opts)?;
         // The other modes of the set, with the same extra coordinates as `x0`.
         let fit = self.fit.as_ref().expect("checked by lr_fns");
         let nm = self.n * self.m();
@@ -79,12 +96,23 @@ impl SocialModel {
             if lay.a {
                 x[lay.a_off()..lay.a_off() + self.n * self.n].copy_from_slice(&mode[nm..]);
             }
-            let r = minimize_al(obj, &cons, &bounds, &x, None, self.cfg.bound_solver)?;
+            let r = minimize_al(obj, &cons, &bounds, &x, multipliers, opts)?;
             if r.kkt.feasibility <= 1e-6 && r.f < best.f {
                 best = r;
             }
         }
         Ok(best)
+    }
+
+    /// Multipliers for [`SocialModel::minimize_over_set_from`]: zero for the set's own
+    /// constraints, `extra` for the caller's extra constraints (in their order).
+    pub fn set_multipliers(&self, lay: &SetLayout, extra: &[f64]) -> Result<Vec<f64>> {
+        let own = self.n + self.lr_fns(lay)?.len();
+        let rows = self.row_fns(lay).len();
+        let mut out = vec![0.0; own];
+        out.extend_from_slice(extra);
+        out.extend(std::iter::repeat_n(0.0, rows));
+        Ok(out)
     }
 
     /// The MAP `(α̂, Â)` as a point of `lay`'s variables (`β` and `τ` at 0). Errors before a
