@@ -152,6 +152,15 @@ impl<'a> OptimisticImprovement<'a> {
         let mut x0 = model.map_point(&lay)?;
         let zs: Vec<f64> = (0..n).map(|i| z_of(&x0, i)).collect();
         x0[lay.tau()] = welfare.normalized_value(&zs);
+        // The solver's multipliers start at a KKT guess: stationarity in τ makes the epigraph
+        // multipliers sum to 1, all of it on the permutation that sorts z at the start (the
+        // active one there). The second pass starts from the first one's.
+        let active = ascending_order(&zs);
+        let epi_mult: Vec<f64> = perms
+            .iter()
+            .map(|p| if *p == active { 1.0 } else { 0.0 })
+            .collect();
+        let mut mult = model.set_multipliers(&lay, &epi_mult)?;
         let mut best = f64::NEG_INFINITY;
         let mut last_perm: Option<Vec<usize>> = None;
         for _pass in 0..2 {
@@ -173,7 +182,7 @@ impl<'a> OptimisticImprovement<'a> {
                 }
                 Ok(val)
             };
-            let r = model.minimize_over_set(&lay, &obj, &epi, x0.clone())?;
+            let r = model.minimize_over_set_from(&lay, &obj, &epi, x0.clone(), Some(&mult))?;
             let z: Vec<f64> = (0..n).map(|i| z_of(&r.x, i)).collect();
             let zp: Vec<f64> = (0..n).map(|i| prev_of(&r.x, i)).collect();
             let val = welfare.normalized_value(&z) - welfare.normalized_value(&zp);
@@ -181,6 +190,7 @@ impl<'a> OptimisticImprovement<'a> {
                 best = val;
             }
             x0 = r.x;
+            mult = r.multipliers;
             last_perm = Some(perm);
         }
         Ok(best)

@@ -10,6 +10,12 @@
 //! tolerance, and always reports the residuals it reached ([`Kkt`]): stationarity of the
 //! Lagrangian projected on the box, primal feasibility, and complementarity `max |λ_k c_k|`.
 //!
+//! The subproblems are solved inexactly while the multipliers are still far off (as
+//! LANCELOT does): the first to [`AlOptions::inner_pgtol_start`] and
+//! [`AlOptions::inner_ftol_start`], each next one ten times tighter, down to the inner
+//! solver's own tolerances. The KKT test is the same whatever the inner tolerance; the
+//! stall test (`f_tol`) is trusted only once the subproblems are solved to full tolerance.
+//!
 //! Problems here are small and dense (Social BO's MAP and its confidence bounds: a few hundred
 //! variables, a handful of constraints), so every constraint is a closure with its gradient.
 
@@ -55,8 +61,14 @@ pub struct AlOptions {
     /// a common shift of utilities) converge in `f` long before the stationarity residual
     /// falls.
     pub f_tol: f64,
-    /// Inner L-BFGS-B settings.
+    /// Inner L-BFGS-B settings (the tolerances of the last subproblems).
     pub inner: LbfgsbOptions,
+    /// Projected-gradient tolerance of the first subproblem (never below `inner.pgtol`);
+    /// ten times tighter each outer iteration. `0` solves every subproblem to `inner.pgtol`.
+    pub inner_pgtol_start: f64,
+    /// Relative-reduction tolerance of the first subproblem (never below `inner.ftol`);
+    /// ten times tighter each outer iteration. `0` solves every subproblem to `inner.ftol`.
+    pub inner_ftol_start: f64,
 }
 
 impl Default for AlOptions {
@@ -74,6 +86,8 @@ impl Default for AlOptions {
                 pgtol: 1e-9,
                 max_iter: 3000,
             },
+            inner_pgtol_start: 1e-2,
+            inner_ftol_start: 1e-6,
         }
     }
 }
@@ -146,8 +160,17 @@ pub fn minimize_al(
     let mut kkt = Kkt::default();
     let mut converged = false;
     let mut last_f = f64::INFINITY;
+    // Inexact subproblems first: the tolerances shrink tenfold per outer iteration.
+    let mut loosen = 1.0;
     while outer < opts.max_outer {
         outer += 1;
+        let inner = LbfgsbOptions {
+            pgtol: opts.inner.pgtol.max(opts.inner_pgtol_start * loosen),
+            ftol: opts.inner.ftol.max(opts.inner_ftol_start * loosen),
+            ..opts.inner
+        };
+        let exact_inner = inner.pgtol == opts.inner.pgtol && inner.ftol == opts.inner.ftol;
+        loosen *= 0.1;
         let lag = |z: &[f64], g: &mut [f64]| -> Result<f64> {
             let mut v = f(z, g)?;
             let mut gc = vec![0.0; n];
@@ -173,7 +196,7 @@ pub fn minimize_al(
             }
             Ok(v)
         };
-        let res = minimize(&lag, &x, bounds, opts.inner)?;
+        let res = minimize(&lag, &x, bounds, inner)?;
         evals += res.evals;
         x = res.x;
         // Multiplier update and violation.
@@ -197,7 +220,7 @@ pub fn minimize_al(
         let kkt_ok = kkt.stationarity <= opts.opt_tol * (1.0 + fx.abs())
             && kkt.complementarity <= opts.opt_tol.max(opts.feas_tol) * (1.0 + fx.abs());
         let stalled = (fx - last_f).abs() <= opts.f_tol * (1.0 + fx.abs());
-        if kkt.feasibility <= opts.feas_tol && (kkt_ok || stalled) {
+        if kkt.feasibility <= opts.feas_tol && (kkt_ok || (stalled && exact_inner)) {
             converged = true;
             break;
         }

@@ -65,6 +65,22 @@ impl SocialModel {
         extra: &[SetConstraint<'_>],
         x0: Vec<f64>,
     ) -> Result<AlResult> {
+        self.minimize_over_set_from(lay, obj, extra, x0, None)
+    }
+
+    /// [`SocialModel::minimize_over_set`] with the solver's multipliers warm-started:
+    /// `multipliers` holds one per constraint in the solver's order (the ball of each agent,
+    /// the likelihood ratios, `extra`, then the rows of `A`), as in the
+    /// [`AlResult::multipliers`] of an earlier solve over the same set and `extra`, or
+    /// [`SocialModel::set_multipliers`]. Only the path to the solution depends on them.
+    pub fn minimize_over_set_from(
+        &self,
+        lay: &SetLayout,
+        obj: &Objective<'_>,
+        extra: &[SetConstraint<'_>],
+        x0: Vec<f64>,
+        multipliers: Option<&[f64]>,
+    ) -> Result<AlResult> {
         let balls = self.ball_fns(lay);
         let rows = self.row_fns(lay);
         let lr = self.lr_fns(lay)?;
@@ -77,7 +93,7 @@ impl SocialModel {
             &cons,
             &bounds,
             &x0,
-            None,
+            multipliers,
             self.cfg.bound_solver,
         )?];
         // The other modes of the set, with the same extra coordinates as `x0`.
@@ -97,7 +113,7 @@ impl SocialModel {
                 &cons,
                 &bounds,
                 &x,
-                None,
+                multipliers,
                 self.cfg.bound_solver,
             )?);
         }
@@ -154,6 +170,17 @@ impl SocialModel {
     /// best feasible point stopped short of stationarity and was used as an inner value.
     pub fn short_solves(&self) -> usize {
         self.short.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Multipliers for [`SocialModel::minimize_over_set_from`]: zero for the set's own
+    /// constraints, `extra` for the caller's extra constraints (in their order).
+    pub fn set_multipliers(&self, lay: &SetLayout, extra: &[f64]) -> Result<Vec<f64>> {
+        let own = self.n + self.lr_fns(lay)?.len();
+        let rows = self.row_fns(lay).len();
+        let mut out = vec![0.0; own];
+        out.extend_from_slice(extra);
+        out.extend(std::iter::repeat_n(0.0, rows));
+        Ok(out)
     }
 
     /// The MAP `(α̂, Â)` as a point of `lay`'s variables (`β` and `τ` at 0). Errors before a

@@ -16,6 +16,10 @@ pub struct SocialModel {
     pub(super) points: Mat<f64>,
     /// Lower factor of `K + jitter·I`.
     pub(super) c: Mat<f64>,
+    /// `c` as dense slices for the hot products `C α` and `Cᵀ g` ([`SocialModel::utilities_of`],
+    /// [`SocialModel::backprop`]): column-major and row-major copies, `m × m` each.
+    pub(super) c_cols: Vec<f64>,
+    pub(super) c_rows: Vec<f64>,
     pub(super) private: Vec<Vote>,
     pub(super) public: Vec<Vote>,
     pub(super) fit: Option<SocialFit>,
@@ -58,6 +62,8 @@ impl SocialModel {
             kernel,
             points: Mat::zeros(0, 0),
             c: Mat::zeros(0, 0),
+            c_cols: Vec::new(),
+            c_rows: Vec::new(),
             private: Vec::new(),
             public: Vec::new(),
             fit: None,
@@ -128,6 +134,8 @@ impl SocialModel {
         let m = self.m();
         if m == 0 {
             self.c = Mat::zeros(0, 0);
+            self.c_cols.clear();
+            self.c_rows.clear();
             return Ok(());
         }
         let mut k = self.kernel.gram(self.points.as_ref());
@@ -136,6 +144,10 @@ impl SocialModel {
         }
         let ch = Cholesky::new(k.as_ref())?;
         self.c = ch.l().to_owned();
+        // Explicit zeros above the diagonal: the blocked products add them.
+        let lower = |r: usize, k: usize| if k <= r { self.c[(r, k)] } else { 0.0 };
+        self.c_cols = (0..m * m).map(|q| lower(q % m, q / m)).collect();
+        self.c_rows = (0..m * m).map(|q| lower(q / m, q % m)).collect();
         Ok(())
     }
 
@@ -319,13 +331,28 @@ impl SocialModel {
     pub fn utilities_of(&self, alpha: &[f64]) -> Vec<f64> {
         let (n, m) = (self.n, self.m());
         let mut u = vec![0.0; n * m];
-        for i in 0..n {
-            for r in 0..m {
-                let mut s = 0.0;
-                for k in 0..=r {
-                    s += self.c[(r, k)] * alpha[i * m + k];
+        // Blocks of BLOCK rows accumulate in registers over the columns; every `U[r]` still
+        // sums `C[r, k] α[k]` over k = 0..=r in order, the rounding of a row-by-row dot
+        // product (the block's zeros above the diagonal come after and add nothing).
+        for (ui, ai) in u.chunks_exact_mut(m).zip(alpha.chunks_exact(m)) {
+            let mut rb = 0;
+            while rb + BLOCK <= m {
+                let mut acc = [0.0; BLOCK];
+                for (k, &ak) in ai[..rb + BLOCK].iter().enumerate() {
+                    let col = &self.c_cols[k * m + rb..k * m + rb + BLOCK];
+                    for (s, c) in acc.iter_mut().zip(col) {
+                        *s += c * ak;
+                    }
                 }
-                u[i * m + r] = s;
+                ui[rb..rb + BLOCK].copy_from_slice(&acc);
+                rb += BLOCK;
+            }
+            for r in rb..m {
+                let mut s = 0.0;
+                for (k, &ak) in ai[..=r].iter().enumerate() {
+                    s += self.c_cols[k * m + r] * ak;
+                }
+                ui[r] = s;
             }
         }
         u
@@ -333,14 +360,31 @@ impl SocialModel {
 
     /// `g_α = Cᵀ g_U` per agent, added into `out`.
     pub(super) fn backprop(&self, gu: &[f64], out: &mut [f64]) {
-        let (n, m) = (self.n, self.m());
-        for i in 0..n {
-            for k in 0..m {
-                let mut s = 0.0;
-                for r in k..m {
-                    s += self.c[(r, k)] * gu[i * m + r];
+        let m = self.m();
+        // Blocks of BLOCK columns accumulate in registers over the rows; every entry still
+        // sums `C[r, k] g[r]` over r = k..m in order, the rounding of a column dot product
+        // (the block's zeros above the diagonal come first and add nothing).
+        for (gi, oi) in gu.chunks_exact(m).zip(out.chunks_exact_mut(m)).take(self.n) {
+            let mut kb = 0;
+            while kb + BLOCK <= m {
+                let mut acc = [0.0; BLOCK];
+                for (r, &g) in gi.iter().enumerate().skip(kb) {
+                    let row = &self.c_rows[r * m + kb..r * m + kb + BLOCK];
+                    for (s, c) in acc.iter_mut().zip(row) {
+                        *s += c * g;
+                    }
                 }
-                out[i * m + k] += s;
+                for (o, s) in oi[kb..kb + BLOCK].iter_mut().zip(&acc) {
+                    *o += s;
+                }
+                kb += BLOCK;
+            }
+            for k in kb..m {
+                let mut s = 0.0;
+                for (r, &g) in gi.iter().enumerate().skip(k) {
+                    s += self.c_rows[r * m + k] * g;
+                }
+                oi[k] += s;
             }
         }
     }
@@ -358,6 +402,10 @@ fn anchored(kernel: Box<dyn Kernel>, cfg: &SocialConfig) -> Result<Box<dyn Kerne
         None => kernel,
     })
 }
+
+/// Rows (or columns) per register block of [`SocialModel::utilities_of`] and
+/// [`SocialModel::backprop`].
+const BLOCK: usize = 8;
 
 /// `(c, s)` for the last row `m` of a factor already holding `m + 1` rows: `c` = row `m`
 /// restricted to the first `m` columns.
@@ -379,4 +427,46 @@ pub(super) fn whiten(c: &Mat<f64>, u: &[f64], n: usize) -> Vec<f64> {
         }
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Stationary, StationaryKind};
+
+    #[test]
+    fn the_blocked_products_round_as_the_textbook_loops() {
+        // 21 points: two full blocks of 8 and a tail of 5.
+        let k = Box::new(Stationary::ard(StationaryKind::Rbf, 2, 0.3));
+        let mut s = SocialModel::new(3, k, SocialConfig::paper(3)).unwrap();
+        let mut rng = agora_math::rng::stream(3, &[]);
+        use rand::RngExt;
+        for _ in 0..21 {
+            s.add_point(&[rng.random::<f64>(), rng.random::<f64>()])
+                .unwrap();
+        }
+        let (n, m) = (3, 21);
+        let alpha: Vec<f64> = (0..n * m).map(|_| rng.random::<f64>() - 0.5).collect();
+        let u = s.utilities_of(&alpha);
+        let mut gu_out: Vec<f64> = (0..n * m).map(|_| rng.random::<f64>()).collect();
+        let start = gu_out.clone();
+        s.backprop(&alpha, &mut gu_out);
+        for i in 0..n {
+            for r in 0..m {
+                let mut t = 0.0;
+                for k in 0..=r {
+                    t += s.c[(r, k)] * alpha[i * m + k];
+                }
+                assert_eq!(u[i * m + r].to_bits(), t.to_bits(), "U[{i}][{r}]");
+            }
+            for k in 0..m {
+                let mut t = 0.0;
+                for r in k..m {
+                    t += s.c[(r, k)] * alpha[i * m + r];
+                }
+                let want = start[i * m + k] + t;
+                assert_eq!(gu_out[i * m + k].to_bits(), want.to_bits(), "g[{i}][{k}]");
+            }
+        }
+    }
 }
