@@ -680,33 +680,9 @@ impl Sbo {
 mod tests {
     use super::*;
 
+    /// Agent 0 likes x near 0.8, agent 1 near 0.3 (privately); publicly both follow agent 0.
     fn toy_answer(q: &Query) -> Answer {
-        // A deterministic group: agent 0 likes x near 0.8, agent 1 near 0.3 (privately);
-        // publicly both follow agent 0.
-        let QueryKind::GroupVote {
-            points, channel, ..
-        } = &q.kind
-        else {
-            panic!("group votes")
-        };
-        let x: Vec<f64> = points
-            .iter()
-            .map(|p| match p {
-                Point::Unit(u) => u[0],
-                Point::Index(_) => panic!("box"),
-            })
-            .collect();
-        let u = |x: f64, i: usize| -((x - [0.8, 0.3][i]) * (x - [0.8, 0.3][i]));
-        let votes = (0..2)
-            .map(|i| {
-                let j = if *channel == Channel::Public { 0 } else { i };
-                Some(if u(x[0], j) > u(x[1], j) { 0 } else { 1 })
-            })
-            .collect();
-        Answer {
-            query_id: q.id,
-            kind: AnswerKind::Votes { votes },
-        }
+        crate::testing::nearest_ideal_votes(q, &[0.8, 0.3])
     }
 
     fn run(seed: u64) -> (Vec<Vec<f64>>, [usize; 2]) {

@@ -94,7 +94,7 @@ pub(crate) fn welfare_delta(welfare: &Welfare, b: &UtilityBelief) -> (f64, f64) 
 mod tests {
     use super::*;
     use crate::{SboConfig, SboVariant, Strategy};
-    use agora_core::{Answer, AnswerKind, Channel, Point, QueryKind, Space};
+    use agora_core::{Answer, Point, Space};
     use agora_math::linalg::Cholesky;
     use rand_distr::{Distribution, StandardNormal};
 
@@ -102,36 +102,7 @@ mod tests {
 
     /// Agent `i` prefers options near `IDEALS[i]` privately; publicly everyone follows agent 0.
     fn answer(q: &agora_core::Query) -> Answer {
-        let QueryKind::GroupVote {
-            points,
-            channel,
-            agents,
-        } = &q.kind
-        else {
-            panic!("group votes")
-        };
-        let x: Vec<f64> = points
-            .iter()
-            .map(|p| match p {
-                Point::Unit(u) => u[0],
-                Point::Index(_) => panic!("box"),
-            })
-            .collect();
-        let votes = (0..agents.len())
-            .map(|i| {
-                let j = if *channel == Channel::Public { 0 } else { i };
-                let c = IDEALS[j % IDEALS.len()];
-                Some(if (x[0] - c).abs() < (x[1] - c).abs() {
-                    0
-                } else {
-                    1
-                })
-            })
-            .collect();
-        Answer {
-            query_id: q.id,
-            kind: AnswerKind::Votes { votes },
-        }
+        crate::testing::nearest_ideal_votes(q, &IDEALS)
     }
 
     /// A strategy after its initial design (`init_pairs` pairs, each voted on over every

@@ -142,6 +142,42 @@ impl<F: FnMut(&[f64]) -> f64> Respondent for FnRespondent<F> {
 }
 
 /// Every black-box strategy of DSBO's comparison on a small problem.
+/// A deterministic group's votes on a [`QueryKind::GroupVote`] pair: agent `i` votes for the
+/// option nearer its ideal point `ideals[i % ideals.len()]` (1-D boxes) on the private
+/// channel; on the public one every agent votes as agent 0 does.
+pub fn nearest_ideal_votes(q: &Query, ideals: &[f64]) -> Answer {
+    let QueryKind::GroupVote {
+        points,
+        channel,
+        agents,
+    } = &q.kind
+    else {
+        panic!("group votes")
+    };
+    let x: Vec<f64> = points
+        .iter()
+        .map(|p| match p {
+            Point::Unit(u) => u[0],
+            Point::Index(_) => panic!("box"),
+        })
+        .collect();
+    let votes = (0..agents.len())
+        .map(|i| {
+            let j = if *channel == agora_core::Channel::Public {
+                0
+            } else {
+                i
+            };
+            let c = ideals[j % ideals.len()];
+            Some(usize::from((x[0] - c).abs() >= (x[1] - c).abs()))
+        })
+        .collect();
+    Answer {
+        query_id: q.id,
+        kind: agora_core::AnswerKind::Votes { votes },
+    }
+}
+
 #[cfg(test)]
 mod contract {
     use super::*;
