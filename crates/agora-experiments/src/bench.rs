@@ -671,6 +671,10 @@ pub struct DsboBenchRow {
     pub cliques: usize,
     /// Largest clique (the last repeat's; `D` for the full kernel).
     pub largest: usize,
+    /// Mean number of kernel terms a block move recomputes per candidate (the cliques
+    /// sharing a coordinate with the moved clique; the last repeat's; 1 for the full
+    /// kernel). A block move costs this many `n`-vectors of kernel values per candidate.
+    pub touched: f64,
     /// Repeats (seeds 0..repeats, one after another).
     pub repeats: usize,
     /// Phase 1 (surrogate Hessians and cliques), seconds; 0 for the full kernel.
@@ -726,11 +730,18 @@ impl<R: agora_core::Respondent> agora_core::Respondent for Stamped<R> {
 /// `t` uniformly drawn policies evaluated (the told observations), then 5 GP-UCB iterations
 /// timed between evaluation queries (so episode time is excluded; an iteration is `tell`,
 /// then `ask`: fit or condition and UCB maximization), the first of which refits the
-/// hyperparameters. Full-kernel GP-UCB (Matérn-5/2 ARD, MAP) runs the same way. Medians
-/// over `repeats` seeds.
+/// hyperparameters. Full-kernel GP-UCB (Matérn-5/2 ARD, MAP) runs the same way (when
+/// `full_kernel`). Medians over `repeats` seeds. `moves` caps DSBO's block moves per UCB
+/// search start ([`agora_acq::BlockAscent::max_moves`]; `None`: the suite's sweeps).
 ///
 /// Errors: `t = 0` or `repeats = 0` (naming them), or a failed run.
-pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<DsboBenchRow>> {
+pub fn dsbo(
+    t: usize,
+    repeats: usize,
+    edge_budgets: &[usize],
+    moves: Option<usize>,
+    full_kernel: bool,
+) -> Result<Vec<DsboBenchRow>> {
     use agora_methods::{Dsbo, GpUcb};
     use agora_problems::DsboRespondent;
     use agora_problems::dsbo_env::{DsboEnvKind, DsboTask};
@@ -752,7 +763,9 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
         ..crate::dsbo::gp_ucb_config()
     };
     let mut methods: Vec<Option<usize>> = edge_budgets.iter().map(|&e| Some(e)).collect();
-    methods.push(None);
+    if full_kernel {
+        methods.push(None);
+    }
     let mut rows = Vec::new();
     for edges in methods {
         let mut phase1 = Vec::new();
@@ -761,6 +774,7 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
         let mut cycle = Vec::new();
         let mut cycle_cpu = Vec::new();
         let mut shape = (0, 1, dim);
+        let mut touched = 1.0;
         for r in 0..repeats as u64 {
             let task = base
                 .clone()
@@ -770,13 +784,28 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
             let start = Instant::now();
             match edges {
                 Some(e) => {
-                    let cfg = crate::dsbo::dsbo_config(suite.t0, e, &gp);
+                    let mut cfg = crate::dsbo::dsbo_config(suite.t0, e, &gp);
+                    if let agora_acq::AcqOptimizer::BlockCoordinate(b) = &mut cfg.gp_ucb.acq {
+                        b.max_moves = moves;
+                    }
                     let hessians = cfg.structure.t0 * cfg.structure.c1;
                     let mut opt = Dsbo::new(&space, cfg, r)?;
                     crate::runner::drive(&mut opt, &mut env, hessians + t + ITERS, |_| {
                         Ok(std::ops::ControlFlow::Continue(()))
                     })?;
                     if let Some(s) = opt.structure() {
+                        let m = s.cliques.len().max(1);
+                        touched = s
+                            .cliques
+                            .iter()
+                            .map(|b| {
+                                s.cliques
+                                    .iter()
+                                    .filter(|p| p.iter().any(|j| b.contains(j)))
+                                    .count()
+                            })
+                            .sum::<usize>() as f64
+                            / m as f64;
                         shape = (
                             s.edges.len(),
                             s.cliques.len(),
@@ -821,7 +850,10 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
         }
         rows.push(DsboBenchRow {
             method: match edges {
-                Some(e) => format!("dsbo (edge budget {e})"),
+                Some(e) => match moves {
+                    Some(k) => format!("dsbo (edge budget {e}, ≤ {k} moves)"),
+                    None => format!("dsbo (edge budget {e})"),
+                },
                 None => "gp-ucb (full kernel)".into(),
             },
             dim,
@@ -829,6 +861,7 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
             edges: shape.0,
             cliques: shape.1,
             largest: shape.2,
+            touched,
             repeats,
             phase1_s: if edges.is_some() {
                 median(&phase1)
@@ -847,18 +880,19 @@ pub fn dsbo(t: usize, repeats: usize, edge_budgets: &[usize]) -> Result<Vec<Dsbo
 /// The table of [`dsbo()`], with the 2 s target.
 pub fn dsbo_table(rows: &[DsboBenchRow]) -> String {
     let mut md = String::from(
-        "| method | D | t | edges | kernel terms (largest) | Phase 1 s | s / iteration with refit | s / iteration, condition only | s / iteration, mean of a refit cycle | CPU s / iteration, mean of a refit cycle | under 2 s |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| method | D | t | edges | kernel terms (largest) | terms per move | Phase 1 s | s / iteration with refit | s / iteration, condition only | s / iteration, mean of a refit cycle | CPU s / iteration, mean of a refit cycle | under 2 s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} ({}) | {:.2} | {:.3} | {:.3} | {:.3} | {} | {} |",
+            "| {} | {} | {} | {} | {} ({}) | {:.0} | {:.2} | {:.3} | {:.3} | {:.3} | {} | {} |",
             r.method,
             r.dim,
             r.t,
             r.edges,
             r.cliques,
             r.largest,
+            r.touched,
             r.phase1_s,
             r.refit_s,
             r.condition_s,

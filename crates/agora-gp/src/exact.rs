@@ -342,6 +342,60 @@ impl ExactGp {
         ExactGp::assemble(kernel, noise, mean, x, y.to_vec(), 0.0, 1.0)
     }
 
+    /// As [`ExactGp::new`], with the noiseless Gram `kernel.gram(x)` supplied by the caller
+    /// (e.g. kept up to date across iterations by [`crate::AdditiveGrams`]), so that it is
+    /// not rebuilt; it must be that Gram (the model is then the same, bit for bit).
+    ///
+    /// Errors: as [`ExactGp::new`], or `gram` is not `n × n` (naming `gram`).
+    pub fn with_gram(
+        x: Mat<f64>,
+        y: &[f64],
+        kernel: Box<dyn Kernel>,
+        noise: f64,
+        mean: f64,
+        mut gram: Mat<f64>,
+    ) -> Result<ExactGp> {
+        check_data(x.as_ref(), y)?;
+        agora_core::check_finite("noise", noise)?;
+        agora_core::check_finite("mean", mean)?;
+        if noise < 0.0 {
+            return Err(Error::invalid(
+                "noise",
+                format!("must be >= 0, got {noise}"),
+            ));
+        }
+        let n = x.nrows();
+        if gram.nrows() != n || gram.ncols() != n {
+            return Err(Error::invalid(
+                "gram",
+                format!(
+                    "must be {n} x {n} (one row per training point), got {} x {}",
+                    gram.nrows(),
+                    gram.ncols()
+                ),
+            ));
+        }
+        for i in 0..n {
+            gram[(i, i)] += noise;
+        }
+        let chol = Cholesky::new(gram.as_ref())?;
+        Ok(ExactGp::with_factor(
+            kernel,
+            noise,
+            mean,
+            x,
+            y.to_vec(),
+            (0.0, 1.0),
+            chol,
+        ))
+    }
+
+    /// The factor of `K + noise·I` and `α = (K + noise·I)⁻¹ (y − mean)` (for posteriors
+    /// evaluated outside this type, e.g. clique by clique).
+    pub(crate) fn factor(&self) -> (&Cholesky, &[f64]) {
+        (&self.chol, &self.alpha)
+    }
+
     fn assemble(
         kernel: Box<dyn Kernel>,
         noise: f64,

@@ -19,7 +19,9 @@ pub mod social;
 pub mod social_gp;
 pub mod surrogate;
 
-pub use additive::{AdditiveFit, AdditiveHyper, AdditivePosterior, AdditiveSpec, CliqueColumns};
+pub use additive::{
+    AdditiveFit, AdditiveGrams, AdditiveHyper, AdditivePosterior, AdditiveSpec, CliqueColumns,
+};
 pub use anchor::{AnchorKde, NoiseModel};
 pub use duel::{DuelFit, DuelGp, DuelInference, Duels, EpOptions};
 pub use exact::{ExactGp, FitReport, GpConfig, Hyper};

@@ -2,7 +2,7 @@
 //! ([`crate::additive`]) or one ARD kernel over every dimension, fitted and then
 //! conditioned on the data.
 
-use crate::additive::{AdditiveFit, AdditiveHyper, AdditiveSpec};
+use crate::additive::{AdditiveFit, AdditiveGrams, AdditiveHyper, AdditiveSpec};
 use crate::{ExactGp, GpConfig, Hyper, Kernel, StationaryKind};
 use agora_core::{Error, Result};
 use agora_math::rng::stream;
@@ -99,12 +99,30 @@ impl FittedSurrogate {
         warm: Option<&FittedSurrogate>,
         seed: u64,
     ) -> Result<FittedSurrogate> {
+        FittedSurrogate::fit_kept(surrogate, x, y, warm, seed, None)
+    }
+
+    /// [`FittedSurrogate::fit`], with an additive surrogate's Grams taken from `grams` when
+    /// it holds exactly `x` (kept up to date by the caller: [`AdditiveGrams::update`]); the
+    /// same fit, without building a Gram.
+    pub fn fit_kept(
+        surrogate: &Surrogate,
+        x: &Mat<f64>,
+        y: &[f64],
+        warm: Option<&FittedSurrogate>,
+        seed: u64,
+        grams: Option<&AdditiveGrams>,
+    ) -> Result<FittedSurrogate> {
         let fitted = match surrogate {
             Surrogate::Additive {
                 cliques,
                 kind,
                 hyper,
-            } => AdditiveFit::fit(cliques, *kind, hyper, x, y).map(|f| FittedSurrogate {
+            } => match grams.filter(|g| g.is_for(cliques, *kind) && g.holds(x)) {
+                Some(g) => AdditiveFit::fit_grams(g, hyper, y),
+                None => AdditiveFit::fit(cliques, *kind, hyper, x, y),
+            }
+            .map(|f| FittedSurrogate {
                 kernel: Box::new(f.spec.kernel()),
                 noise: f.noise,
                 mean: 0.0,
@@ -146,6 +164,37 @@ impl FittedSurrogate {
     pub fn condition(&self, x: Mat<f64>, y: &[f64]) -> Result<ExactGp> {
         let ys: Vec<f64> = y.iter().map(|v| (v - self.shift) / self.scale).collect();
         ExactGp::new(x, &ys, self.kernel.clone(), self.noise, self.mean)
+    }
+
+    /// [`FittedSurrogate::condition`], with the Gram taken from `grams` when it holds
+    /// exactly `x` at this fit's lengthscale (an additive surrogate); the same GP, bit for
+    /// bit, without building the Gram.
+    pub fn condition_kept(
+        &self,
+        x: Mat<f64>,
+        y: &[f64],
+        grams: Option<&AdditiveGrams>,
+    ) -> Result<ExactGp> {
+        let gram = match (&self.additive, grams) {
+            (Some(spec), Some(g)) if g.is_for(&spec.cliques, spec.kind) && g.holds(&x) => {
+                g.gram(spec.lengthscale)
+            }
+            _ => None,
+        };
+        match gram {
+            Some(gram) => {
+                let ys: Vec<f64> = y.iter().map(|v| (v - self.shift) / self.scale).collect();
+                ExactGp::with_gram(
+                    x,
+                    &ys,
+                    self.kernel.clone(),
+                    self.noise,
+                    self.mean,
+                    gram.clone(),
+                )
+            }
+            None => self.condition(x, y),
+        }
     }
 
     /// The additive kernel's parameters, for an additive surrogate.

@@ -107,6 +107,14 @@ pub enum Bench {
         /// which here gives ~1250 overlapping cliques and ~30 s per iteration even at t = 20).
         #[arg(long, value_delimiter = ',', default_value = "100,400")]
         edges: Vec<usize>,
+        /// DSBO's UCB search: at most this many block moves per start, half of each round
+        /// along the steepest UCB gradient, half at random (default: two sweeps over every
+        /// clique, as the suite runs).
+        #[arg(long)]
+        moves: Option<usize>,
+        /// Leave out the full-kernel GP-UCB row.
+        #[arg(long)]
+        no_full_kernel: bool,
         /// Also write the rows as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -253,9 +261,11 @@ pub fn run(which: Bench, progress: bool) -> Result<()> {
             t,
             repeats,
             edges,
+            moves,
+            no_full_kernel,
             json,
         } => {
-            let rows = agora_experiments::bench::dsbo(t, repeats, &edges)?;
+            let rows = agora_experiments::bench::dsbo(t, repeats, &edges, moves, !no_full_kernel)?;
             emit(
                 &agora_experiments::bench::dsbo_table(&rows),
                 &rows,
