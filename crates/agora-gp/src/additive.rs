@@ -280,16 +280,7 @@ impl AdditiveGrams {
     ///
     /// Errors: a non-finite entry of `x` (naming it).
     pub fn update(&mut self, x: &Mat<f64>) -> Result<()> {
-        for i in 0..x.nrows() {
-            for j in 0..x.ncols() {
-                if !x[(i, j)].is_finite() {
-                    return Err(Error::invalid(
-                        format!("x[{i}][{j}]"),
-                        format!("must be a finite number, got {}", x[(i, j)]),
-                    ));
-                }
-            }
-        }
+        crate::exact::check_finite_rows("x", x.as_ref())?;
         let old = self.x.nrows();
         let prefix = old <= x.nrows()
             && self.x.ncols() == x.ncols()

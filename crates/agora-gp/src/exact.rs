@@ -225,15 +225,34 @@ fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<()> {
         return Err(Error::dim("y_train", x.nrows(), y.len()));
     }
     agora_core::check_finite_slice("y_train", y)?;
+    check_finite_rows("x_train", x)
+}
+
+/// Every entry of `x` finite; errors name `name[i][j]`.
+pub(crate) fn check_finite_rows(name: &str, x: MatRef<'_, f64>) -> Result<()> {
     for i in 0..x.nrows() {
         for j in 0..x.ncols() {
             if !x[(i, j)].is_finite() {
                 return Err(Error::invalid(
-                    format!("x_train[{i}][{j}]"),
+                    format!("{name}[{i}][{j}]"),
                     format!("must be a finite number, got {}", x[(i, j)]),
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// The checks of [`ExactGp::new`]: data, a finite `mean` and a finite `noise ≥ 0`.
+fn check_inputs(x: MatRef<'_, f64>, y: &[f64], noise: f64, mean: f64) -> Result<()> {
+    check_data(x, y)?;
+    agora_core::check_finite("noise", noise)?;
+    agora_core::check_finite("mean", mean)?;
+    if noise < 0.0 {
+        return Err(Error::invalid(
+            "noise",
+            format!("must be >= 0, got {noise}"),
+        ));
     }
     Ok(())
 }
@@ -330,15 +349,7 @@ impl ExactGp {
         noise: f64,
         mean: f64,
     ) -> Result<ExactGp> {
-        check_data(x.as_ref(), y)?;
-        agora_core::check_finite("noise", noise)?;
-        agora_core::check_finite("mean", mean)?;
-        if noise < 0.0 {
-            return Err(Error::invalid(
-                "noise",
-                format!("must be >= 0, got {noise}"),
-            ));
-        }
+        check_inputs(x.as_ref(), y, noise, mean)?;
         ExactGp::assemble(kernel, noise, mean, x, y.to_vec(), 0.0, 1.0)
     }
 
@@ -355,15 +366,7 @@ impl ExactGp {
         mean: f64,
         mut gram: Mat<f64>,
     ) -> Result<ExactGp> {
-        check_data(x.as_ref(), y)?;
-        agora_core::check_finite("noise", noise)?;
-        agora_core::check_finite("mean", mean)?;
-        if noise < 0.0 {
-            return Err(Error::invalid(
-                "noise",
-                format!("must be >= 0, got {noise}"),
-            ));
-        }
+        check_inputs(x.as_ref(), y, noise, mean)?;
         let n = x.nrows();
         if gram.nrows() != n || gram.ncols() != n {
             return Err(Error::invalid(
