@@ -287,18 +287,16 @@ impl AdditiveGrams {
             && (0..old).all(|i| (0..x.ncols()).all(|j| self.x[(i, j)] == x[(i, j)]));
         let keep = if prefix { old } else { 0 };
         let n = x.nrows();
-        if keep == n && prefix {
+        if prefix && old == n {
             return Ok(());
         }
         let new_rows = x.as_ref().subrows(keep, n - keep);
-        for (g, &l) in self.grams.iter_mut().zip(&self.lengthscales) {
-            let kernel = AdditiveSpec {
-                cliques: self.cliques.clone(),
-                kind: self.kind,
-                lengthscale: l,
-                scale: 1.0 / self.cliques.len() as f64,
-            }
-            .kernel();
+        let kernels: Vec<Sum> = self
+            .lengthscales
+            .iter()
+            .map(|&l| self.spec(l).kernel())
+            .collect();
+        for (g, kernel) in self.grams.iter_mut().zip(&kernels) {
             // Row r ≥ keep of the Gram is `cross(x_r, x)`: entry (r, c) of the Gram with
             // c ≤ r is computed from x_r − x_c, the same arithmetic, and the mirror entries
             // square the opposite differences (the same values).

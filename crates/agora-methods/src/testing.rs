@@ -141,7 +141,6 @@ impl<F: FnMut(&[f64]) -> f64> Respondent for FnRespondent<F> {
     }
 }
 
-/// Every black-box strategy of DSBO's comparison on a small problem.
 /// A deterministic group's votes on a [`QueryKind::GroupVote`] pair: agent `i` votes for the
 /// option nearer its ideal point `ideals[i % ideals.len()]` (1-D boxes) on the private
 /// channel; on the public one every agent votes as agent 0 does.
@@ -187,6 +186,7 @@ mod contract {
     };
     use agora_core::{AnswerKind, Param};
 
+    /// Every black-box strategy of DSBO's comparison on a small problem.
     fn make(
         k: usize,
         space: &Space,
