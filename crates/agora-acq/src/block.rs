@@ -13,6 +13,7 @@ use crate::{BoxMaximizer, maximize_box};
 use agora_core::{Error, Result};
 use agora_gp::{AdditivePosterior, AdditiveSpec, CliqueColumns, ExactGp};
 use agora_math::design::SOBOL_MAX_DIM;
+use agora_math::optim::{LbfgsbOptions, minimize};
 use agora_math::rng::stream;
 use faer::Mat;
 use rand::RngExt;
@@ -57,6 +58,12 @@ pub struct BlockAscent {
     /// Under a move budget, take half of each round's blocks by the steepest projected
     /// gradient and half at random (`true`), or all at random (`false`).
     pub guided: bool,
+    /// Before the block moves, climb from each start by L-BFGS-B on the UCB over the unit
+    /// cube with its exact gradient, for at most this many iterations (0: no climb). Only
+    /// scorers with a gradient climb (additive models: one gradient costs about one
+    /// prediction, `O(Σ_c |c| n + n²)`, against `O(|touching| · n)` per candidate of a block
+    /// move). The climbed point is kept only if its UCB is higher.
+    pub climb_iters: u64,
 }
 
 impl Default for BlockAscent {
@@ -71,6 +78,7 @@ impl Default for BlockAscent {
             min_moves: 32,
             max_moves: None,
             guided: true,
+            climb_iters: 0,
         }
     }
 }
@@ -130,6 +138,14 @@ trait BlockScorer: Sync {
     fn gradient(&self, _st: &Self::State, _x: &[f64]) -> Option<Vec<f64>> {
         None
     }
+    /// The UCB and its gradient at any point, if the scorer has them.
+    fn value_and_gradient(&self, _x: &[f64]) -> Option<(f64, Vec<f64>)> {
+        None
+    }
+    /// Whether [`BlockScorer::value_and_gradient`] gives values.
+    fn has_value_gradient(&self) -> bool {
+        false
+    }
 }
 
 /// Any GP: every score is a plain posterior prediction.
@@ -152,6 +168,22 @@ impl BlockScorer for GpScorer<'_> {
         ucb_values(self.gp, self.beta, cand)
     }
     fn commit(&self, _st: &mut (), _x: &[f64], _b: usize) {}
+    fn gradient(&self, _st: &(), x: &[f64]) -> Option<Vec<f64>> {
+        self.value_and_gradient(x).map(|(_, g)| g)
+    }
+    fn has_value_gradient(&self) -> bool {
+        true
+    }
+    fn value_and_gradient(&self, x: &[f64]) -> Option<(f64, Vec<f64>)> {
+        let ucb = Analytic {
+            model: self.gp,
+            kind: AnalyticKind::Ucb { beta: self.beta },
+        };
+        let mut g = vec![0.0; x.len()];
+        // A failed prediction reads as a non-finite value, which the climb rejects.
+        let v = crate::Acquisition::value_grad(&ucb, x, Some(&mut g)).unwrap_or(f64::NAN);
+        Some((v, g))
+    }
 }
 
 /// An additive GP scored clique by clique.
@@ -187,13 +219,26 @@ impl BlockScorer for AdditiveUcb<'_> {
     fn commit(&self, st: &mut CliqueColumns, x: &[f64], b: usize) {
         self.post.commit(st, x, b)
     }
-    fn gradient(&self, st: &CliqueColumns, x: &[f64]) -> Option<Vec<f64>> {
-        Some(self.post.ucb_gradient(st, x, self.beta.max(0.0).sqrt()))
+    fn gradient(&self, _st: &CliqueColumns, x: &[f64]) -> Option<Vec<f64>> {
+        Some(self.post.ucb_gradient(x, self.beta.max(0.0).sqrt()))
+    }
+    fn has_value_gradient(&self) -> bool {
+        true
+    }
+    fn value_and_gradient(&self, x: &[f64]) -> Option<(f64, Vec<f64>)> {
+        let kind = AnalyticKind::Ucb { beta: self.beta };
+        Some(
+            self.post
+                .value_and_gradient(x, |m, v| kind.on_moments(m, v)),
+        )
     }
 }
 
 /// Moves per round (one gradient evaluation) of a budgeted [`BlockAscent`].
 const GUIDED_ROUND: usize = 32;
+
+/// The relative rise of the UCB a block move must make to be accepted.
+const RISE_TOL: f64 = 1e-12;
 
 /// The `k` blocks whose projected gradient is steepest (squared norm over the block's
 /// coordinates; a coordinate at a bound counts only if the gradient points inside), best
@@ -231,6 +276,35 @@ fn steepest_blocks(
 
 fn uniform_point(rng: &mut agora_math::rng::Rng, d: usize) -> Vec<f64> {
     (0..d).map(|_| rng.random::<f64>()).collect()
+}
+
+/// L-BFGS-B on the UCB from `x0` over the unit cube, for at most `iters` iterations: the
+/// best point seen and its UCB, or `None` if the scorer has no gradient. A climb that stops
+/// on a solver error still returns the best point it saw; a non-finite UCB anywhere is an
+/// error of the objective, which the solver treats as a failed step.
+fn climb<S: BlockScorer>(scorer: &S, x0: &[f64], iters: u64) -> Result<Option<(Vec<f64>, f64)>> {
+    if !scorer.has_value_gradient() {
+        return Ok(None);
+    }
+    let f = |x: &[f64], g: &mut [f64]| -> Result<f64> {
+        let (v, grad) = scorer
+            .value_and_gradient(x)
+            .ok_or_else(|| Error::State("the scorer lost its gradient".into()))?;
+        if !v.is_finite() || grad.iter().any(|d| !d.is_finite()) {
+            return Err(Error::Numerical("UCB or its gradient is not finite".into()));
+        }
+        for (gi, di) in g.iter_mut().zip(&grad) {
+            *gi = -di;
+        }
+        Ok(-v)
+    };
+    let bounds = vec![(0.0, 1.0); x0.len()];
+    let opts = LbfgsbOptions {
+        max_iter: iters,
+        ..LbfgsbOptions::default()
+    };
+    let m = minimize(&f, x0, &bounds, opts)?;
+    Ok(Some((m.x, -m.f)))
 }
 
 /// [`BlockAscent`] on any scorer; returns the best point found (unit cube).
@@ -274,6 +348,12 @@ fn block_ascent<S: BlockScorer>(
         .map(|(s, &i)| {
             let mut rng = stream(seed, &[1, s as u64]);
             let (mut x, mut fx) = (raw[i].clone(), vals[i]);
+            if opts.climb_iters > 0
+                && let Some((y, fy)) = climb(scorer, &x, opts.climb_iters)?
+                && fy > fx
+            {
+                (x, fx) = (y, fy);
+            }
             let mut st = scorer.state(&x);
             let mut idx: Vec<usize> = (0..blocks.len()).collect();
             let sweeps = opts
@@ -301,8 +381,11 @@ fn block_ascent<S: BlockScorer>(
                     }
                 }
                 let v = scorer.moves(st, bi, &cand)?;
+                // A rise must exceed rounding: near a maximum, moves by tiny steps score
+                // within 1e-16 of the current value, and accepting on noise would make the
+                // path depend on the last bits of the arithmetic.
                 if let Some(r) = argmax_finite(&v)
-                    && v[r] > *fx
+                    && v[r] > *fx + RISE_TOL * fx.abs().max(1.0)
                 {
                     *fx = v[r];
                     for &j in block {
@@ -478,6 +561,78 @@ mod tests {
                 assert!((a - r).abs() < 1e-12);
             }
         }
+    }
+
+    /// The climb (L-BFGS-B on the clique-wise UCB and its gradient) then budgeted block
+    /// moves give the proposal of the slow path: every score a fresh posterior of the
+    /// exact GP and its generic kernel gradient.
+    #[test]
+    fn the_climb_gives_the_slow_paths_proposal() {
+        let cliques = vec![vec![0, 1], vec![1, 2], vec![3], vec![4, 5, 6]];
+        let (gp, fitted) = small_gp(&cliques, 7, 25);
+        let acq = AcqOptimizer::BlockCoordinate(BlockAscent {
+            raw_samples: 64,
+            climb_iters: 30,
+            max_moves: Some(16),
+            ..BlockAscent::default()
+        });
+        for seed in 0..3 {
+            let fast =
+                maximize_ucb(&gp, fitted.additive(), 2.0, &cliques, None, &acq, seed).unwrap();
+            let slow = maximize_ucb(&gp, None, 2.0, &cliques, None, &acq, seed).unwrap();
+            let gap = fast
+                .iter()
+                .zip(&slow)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(gap < 1e-6, "seed {seed}: {fast:?} vs {slow:?}");
+        }
+    }
+
+    /// In 60 dimensions with 30 overlapping cliques, 30 L-BFGS-B iterations from each start
+    /// then 32 guided block moves reach a higher UCB than the suite's two sweeps of block
+    /// moves over every clique (60 moves), from a quarter of the raw candidates, paired over
+    /// 10 seeds (the one verdict rule: mean difference above 2 standard errors). Measured
+    /// when written: +0.164 ± 0.044; the climb alone ties (−0.000 ± 0.050), and 64 guided
+    /// moves alone gain +0.046 ± 0.018.
+    #[test]
+    fn the_climb_beats_two_sweeps_of_block_moves() {
+        let d = 60;
+        let cliques: Vec<Vec<usize>> = (0..d / 2)
+            .map(|c| vec![2 * c, 2 * c + 1, (2 * c + 2) % d])
+            .collect();
+        let (gp, fitted) = small_gp(&cliques, d, 40);
+        let value = |acq: BlockAscent, seed: u64| {
+            let u = maximize_ucb(
+                &gp,
+                fitted.additive(),
+                2.0,
+                &cliques,
+                None,
+                &AcqOptimizer::BlockCoordinate(acq),
+                seed,
+            )
+            .unwrap();
+            ucb_values(&gp, 2.0, &Mat::from_fn(1, d, |_, j| u[j])).unwrap()[0]
+        };
+        let climb = BlockAscent {
+            raw_samples: 128,
+            climb_iters: 30,
+            max_moves: Some(32),
+            ..BlockAscent::default()
+        };
+        let diff: Vec<f64> = (0..10)
+            .map(|seed| {
+                let (a, b) = (value(climb, seed), value(BlockAscent::default(), seed));
+                eprintln!("seed {seed}: climb {a:.4} sweeps {b:.4}");
+                a - b
+            })
+            .collect();
+        let mean = diff.iter().sum::<f64>() / diff.len() as f64;
+        let se = (diff.iter().map(|a| (a - mean).powi(2)).sum::<f64>()
+            / (diff.len() * (diff.len() - 1)) as f64)
+            .sqrt();
+        assert!(mean > 2.0 * se, "climb − sweeps {mean} ± {se}");
     }
 
     #[test]

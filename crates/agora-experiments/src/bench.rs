@@ -651,9 +651,10 @@ fn process_cpu_s() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
-/// The acceptance target of issue 8: one DSBO iteration at `D ≈ 400` and `t = 200`
-/// observations in under 2 s.
-pub const DSBO_TARGET_S: f64 = 2.0;
+/// The acceptance target of issue 20 (issue 8 asked for 2 s at 100 edges): one DSBO
+/// iteration at `D ≈ 400` and `t = 200` observations, with the paper's 1,500 edges, in at
+/// most 1 s.
+pub const DSBO_TARGET_S: f64 = 1.0;
 
 /// One row of `agora bench dsbo`: one method, medians over the repeats.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -679,14 +680,19 @@ pub struct DsboBenchRow {
     pub repeats: usize,
     /// Phase 1 (surrogate Hessians and cliques), seconds; 0 for the full kernel.
     pub phase1_s: f64,
-    /// The iteration right after the `t` observations: hyperparameter fit (additive: the
-    /// marginal-likelihood grid; full kernel: MAP by L-BFGS-B), conditioning and UCB
-    /// maximization; seconds.
+    /// The iteration right after the `t` observations: the first model of the run (DSBO:
+    /// every kept Gram built from scratch, `O(grid · M n²)`, which a real run spreads over
+    /// its iterations), hyperparameter fit, conditioning and UCB maximization; seconds.
+    pub first_s: f64,
+    /// The refit iteration 5 evaluations later: hyperparameter fit (additive: the
+    /// marginal-likelihood grid on the kept Grams; full kernel: MAP by L-BFGS-B),
+    /// conditioning and UCB maximization; seconds.
     pub refit_s: f64,
     /// The iterations that only condition on the new observation and maximize the UCB
     /// (hyperparameters are refitted every 5 evaluations), median seconds.
     pub condition_s: f64,
-    /// Mean seconds per iteration over one refit cycle (5 iterations).
+    /// Mean seconds per iteration over one refit cycle (the 4 condition-only iterations and
+    /// the refit).
     pub cycle_s: f64,
     /// Mean CPU seconds (all threads) per iteration over the refit cycle: unlike wall time,
     /// not inflated by other processes competing for the cores.
@@ -724,6 +730,57 @@ impl<R: agora_core::Respondent> agora_core::Respondent for Stamped<R> {
     }
 }
 
+/// Overrides of DSBO's UCB search ([`agora_acq::BlockAscent`]) for `agora bench dsbo`;
+/// the default leaves the suite's search as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DsboSearch {
+    /// At most this many block moves per start ([`agora_acq::BlockAscent::max_moves`]).
+    pub moves: Option<usize>,
+    /// L-BFGS-B iterations from each start before the moves
+    /// ([`agora_acq::BlockAscent::climb_iters`]).
+    pub climb: Option<u64>,
+    /// Uniform raw candidates ([`agora_acq::BlockAscent::raw_samples`]).
+    pub raw: Option<usize>,
+    /// Candidates per block move ([`agora_acq::BlockAscent::block_samples`]).
+    pub block_samples: Option<usize>,
+}
+
+impl DsboSearch {
+    /// Set the overridden fields of `b`.
+    pub fn apply(&self, b: &mut agora_acq::BlockAscent) {
+        if let Some(k) = self.moves {
+            b.max_moves = Some(k);
+        }
+        if let Some(c) = self.climb {
+            b.climb_iters = c;
+        }
+        if let Some(r) = self.raw {
+            b.raw_samples = r;
+        }
+        if let Some(m) = self.block_samples {
+            b.block_samples = m;
+        }
+    }
+
+    /// `, ≤ 64 moves, climb 30, 128 raw, 8 per move` for the set fields.
+    fn label(&self) -> String {
+        let mut s = String::new();
+        if let Some(k) = self.moves {
+            s += &format!(", ≤ {k} moves");
+        }
+        if let Some(c) = self.climb {
+            s += &format!(", climb {c}");
+        }
+        if let Some(r) = self.raw {
+            s += &format!(", {r} raw");
+        }
+        if let Some(m) = self.block_samples {
+            s += &format!(", {m} per move");
+        }
+        s
+    }
+}
+
 /// `agora bench dsbo`: seconds per DSBO iteration on predator–prey N = 3 under Sparse-25
 /// (the HOM, Med size, `D = 401`), as `reproduce dsbo` runs it: Phase 1 on the surrogate
 /// policy Hessian (the full suite's `T0`, states and, per row, the given edge budget), then
@@ -731,15 +788,15 @@ impl<R: agora_core::Respondent> agora_core::Respondent for Stamped<R> {
 /// timed between evaluation queries (so episode time is excluded; an iteration is `tell`,
 /// then `ask`: fit or condition and UCB maximization), the first of which refits the
 /// hyperparameters. Full-kernel GP-UCB (Matérn-5/2 ARD, MAP) runs the same way (when
-/// `full_kernel`). Medians over `repeats` seeds. `moves` caps DSBO's block moves per UCB
-/// search start ([`agora_acq::BlockAscent::max_moves`]; `None`: the suite's sweeps).
+/// `full_kernel`). Medians over `repeats` seeds. `search` overrides DSBO's UCB search
+/// (move budget, L-BFGS-B climb, raw candidates; by default the suite's).
 ///
 /// Errors: `t = 0` or `repeats = 0` (naming them), or a failed run.
 pub fn dsbo(
     t: usize,
     repeats: usize,
     edge_budgets: &[usize],
-    moves: Option<usize>,
+    search: &DsboSearch,
     full_kernel: bool,
 ) -> Result<Vec<DsboBenchRow>> {
     use agora_methods::{Dsbo, GpUcb};
@@ -752,7 +809,8 @@ pub fn dsbo(
     if repeats == 0 {
         return Err(Error::invalid("repeats", "must be at least 1"));
     }
-    const ITERS: usize = 5;
+    // The first iteration, then one refit cycle (4 condition-only iterations, a refit).
+    const ITERS: usize = 6;
     let suite = crate::dsbo::budget(false);
     let base = DsboTask::new(DsboEnvKind::PredPrey, 3)?
         .with_distance_shaping(true)
@@ -769,6 +827,7 @@ pub fn dsbo(
     let mut rows = Vec::new();
     for edges in methods {
         let mut phase1 = Vec::new();
+        let mut first = Vec::new();
         let mut refit = Vec::new();
         let mut cond = Vec::new();
         let mut cycle = Vec::new();
@@ -786,7 +845,7 @@ pub fn dsbo(
                 Some(e) => {
                     let mut cfg = crate::dsbo::dsbo_config(suite.t0, e, &gp);
                     if let agora_acq::AcqOptimizer::BlockCoordinate(b) = &mut cfg.gp_ucb.acq {
-                        b.max_moves = moves;
+                        search.apply(b);
                     }
                     let hessians = cfg.structure.t0 * cfg.structure.c1;
                     let mut opt = Dsbo::new(&space, cfg, r)?;
@@ -840,20 +899,19 @@ pub fn dsbo(
                     .map(|v| (v * 1000.0).round() / 1000.0)
                     .collect::<Vec<_>>()
             );
-            if let (Some(a), Some(b)) = (cpu[t - 1].1, cpu[t + ITERS - 1].0) {
-                cycle_cpu.push((b - a) / ITERS as f64);
+            // The cycle: from the end of evaluation t to the start of evaluation t + 5.
+            if let (Some(a), Some(b)) = (cpu[t].1, cpu[t + ITERS - 1].0) {
+                cycle_cpu.push((b - a) / (ITERS - 1) as f64);
             }
             phase1.push((stamps[0].0 - start).as_secs_f64());
-            refit.push(iters[0]);
-            cond.push(median(&iters[1..]));
-            cycle.push(iters.iter().sum::<f64>() / ITERS as f64);
+            first.push(iters[0]);
+            refit.push(iters[ITERS - 1]);
+            cond.push(median(&iters[1..ITERS - 1]));
+            cycle.push(iters[1..].iter().sum::<f64>() / (ITERS - 1) as f64);
         }
         rows.push(DsboBenchRow {
             method: match edges {
-                Some(e) => match moves {
-                    Some(k) => format!("dsbo (edge budget {e}, ≤ {k} moves)"),
-                    None => format!("dsbo (edge budget {e})"),
-                },
+                Some(e) => format!("dsbo (edge budget {e}{})", search.label()),
                 None => "gp-ucb (full kernel)".into(),
             },
             dim,
@@ -868,6 +926,7 @@ pub fn dsbo(
             } else {
                 0.0
             },
+            first_s: median(&first),
             refit_s: median(&refit),
             condition_s: median(&cond),
             cycle_s: median(&cycle),
@@ -877,15 +936,15 @@ pub fn dsbo(
     Ok(rows)
 }
 
-/// The table of [`dsbo()`], with the 2 s target.
+/// The table of [`dsbo()`], with the 1 s target ([`DSBO_TARGET_S`]).
 pub fn dsbo_table(rows: &[DsboBenchRow]) -> String {
-    let mut md = String::from(
-        "| method | D | t | edges | kernel terms (largest) | terms per move | Phase 1 s | s / iteration with refit | s / iteration, condition only | s / iteration, mean of a refit cycle | CPU s / iteration, mean of a refit cycle | under 2 s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    let mut md = format!(
+        "| method | D | t | edges | kernel terms (largest) | terms per move | Phase 1 s | s, first iteration | s / iteration with refit | s / iteration, condition only | s / iteration, mean of a refit cycle | CPU s / iteration, mean of a refit cycle | refit ≤ {DSBO_TARGET_S} s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     );
     for r in rows {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} ({}) | {:.0} | {:.2} | {:.3} | {:.3} | {:.3} | {} | {} |",
+            "| {} | {} | {} | {} | {} ({}) | {:.0} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} |",
             r.method,
             r.dim,
             r.t,
@@ -894,11 +953,12 @@ pub fn dsbo_table(rows: &[DsboBenchRow]) -> String {
             r.largest,
             r.touched,
             r.phase1_s,
+            r.first_s,
             r.refit_s,
             r.condition_s,
             r.cycle_s,
             r.cycle_cpu_s.map_or("–".to_string(), |c| format!("{c:.3}")),
-            if r.refit_s < DSBO_TARGET_S {
+            if r.refit_s <= DSBO_TARGET_S {
                 "yes"
             } else {
                 "no"
@@ -909,7 +969,9 @@ pub fn dsbo_table(rows: &[DsboBenchRow]) -> String {
         md,
         "\nMedians over {} seeds on predator–prey N = 3, Sparse-25 (HOM Med). The t observations are uniformly drawn policies; \
          an iteration is timed from the end of one episode to the start of the next (fit or condition, then UCB maximization). \
-         Hyperparameters are refitted every 5 evaluations; the target ({DSBO_TARGET_S} s) is checked on the refit iteration. \
+         The first iteration builds the run's first model (DSBO: every kept Gram from scratch, which a real run spreads over \
+         its iterations); then one refit cycle is timed: hyperparameters are refitted every 5 evaluations, and the target \
+         ({DSBO_TARGET_S} s) is checked on the refit iteration. \
          CPU time counts every thread of this process (2 threads can give CPU > wall); wall time rises when other \
          processes compete for the cores (load average at the end: {}). No Python anchor exists for DSBO.",
         rows.first().map_or(0, |r| r.repeats),

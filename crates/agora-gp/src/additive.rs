@@ -354,6 +354,9 @@ pub struct AdditivePosterior<'g> {
     prior: f64,
     /// For each clique, the cliques sharing a coordinate with it.
     touch: Vec<Vec<usize>>,
+    /// The training inputs by coordinate: `cols[j·n + i] = X_ij` (contiguous per
+    /// coordinate, so a clique's squared distances accumulate over whole columns).
+    cols: Vec<f64>,
 }
 
 /// The cross-covariance of one point with the data, clique by clique, and its sum.
@@ -402,6 +405,9 @@ impl<'g> AdditivePosterior<'g> {
             mean: h.mean,
             prior: spec.cliques.len() as f64 * spec.scale * spec.kind.value(0.0),
             touch,
+            cols: (0..x.ncols())
+                .flat_map(|j| (0..x.nrows()).map(move |i| x[(i, j)]))
+                .collect(),
         })
     }
 
@@ -412,17 +418,29 @@ impl<'g> AdditivePosterior<'g> {
 
     /// `k_p(X_i, z)` for every training row `i`, with `z(j)` the point's coordinate `j`.
     fn part(&self, p: usize, z: impl Fn(usize) -> f64, out: &mut [f64]) {
-        let clique = &self.spec.cliques[p];
-        for (i, o) in out.iter_mut().enumerate() {
-            let r2: f64 = clique
-                .iter()
-                .map(|&j| {
-                    let d = self.x[(i, j)] - z(j);
-                    d * d
-                })
-                .sum::<f64>()
-                * self.inv_l2;
-            *o = self.spec.scale * self.spec.kind.value(r2);
+        self.sq_dist(p, z, out);
+        let (scale, kind, inv_l2) = (self.spec.scale, self.spec.kind, self.inv_l2);
+        for o in out.iter_mut() {
+            *o = scale * kind.value(*o * inv_l2);
+        }
+    }
+
+    /// `Σ_{j ∈ c_p} (X_ij − z(j))²` for every training row `i` (unscaled), summed over
+    /// the clique's coordinates in order, column by column.
+    fn sq_dist(&self, p: usize, z: impl Fn(usize) -> f64, out: &mut [f64]) {
+        out.iter_mut().for_each(|o| *o = 0.0);
+        for &j in &self.spec.cliques[p] {
+            self.add_sq(j, z(j), out);
+        }
+    }
+
+    /// `out[i] += (X_ij − zj)²` for every training row `i`.
+    #[inline]
+    fn add_sq(&self, j: usize, zj: f64, out: &mut [f64]) {
+        let n = out.len();
+        for (o, xij) in out.iter_mut().zip(&self.cols[j * n..(j + 1) * n]) {
+            let d = xij - zj;
+            *o += d * d;
         }
     }
 
@@ -516,58 +534,127 @@ impl<'g> AdditivePosterior<'g> {
             }
         }
         let mut k = Mat::<f64>::zeros(n, cand.nrows());
+        if cand.nrows() == 0 {
+            return self.moments_from_columns(k);
+        }
+        // Each touched clique's squared distances over its coordinates outside the block,
+        // shared by every candidate (they equal the first candidate there); a candidate adds
+        // only the block's coordinates.
+        let block = &self.spec.cliques[b];
+        let parts: Vec<(Vec<f64>, Vec<usize>)> = self.touch[b]
+            .iter()
+            .map(|&p| {
+                let mut base = vec![0.0; n];
+                let mut inside = Vec::new();
+                for &j in &self.spec.cliques[p] {
+                    if block.contains(&j) {
+                        inside.push(j);
+                    } else {
+                        self.add_sq(j, cand[(0, j)], &mut base);
+                    }
+                }
+                (base, inside)
+            })
+            .collect();
+        let (scale, kind, inv_l2) = (self.spec.scale, self.spec.kind, self.inv_l2);
         let mut col = vec![0.0; n];
         for c in 0..cand.nrows() {
-            for (i, r) in rest.iter().enumerate() {
-                k[(i, c)] = *r;
-            }
-            for &p in &self.touch[b] {
-                self.part(p, |j| cand[(c, j)], &mut col);
-                for (i, v) in col.iter().enumerate() {
-                    k[(i, c)] += v;
+            let kc = k
+                .col_mut(c)
+                .try_as_col_major_mut()
+                .expect("a fresh matrix is contiguous");
+            let kc = kc.as_slice_mut();
+            kc.copy_from_slice(&rest);
+            for (base, inside) in &parts {
+                col.copy_from_slice(base);
+                for &j in inside {
+                    self.add_sq(j, cand[(c, j)], &mut col);
+                }
+                for (t, r2) in kc.iter_mut().zip(&col) {
+                    *t += scale * kind.value(r2 * inv_l2);
                 }
             }
         }
         self.moments_from_columns(k)
     }
 
-    /// Gradient in `x` of `μ(x) + w σ(x)` (posterior mean plus `w` times the latent
-    /// standard deviation; `w = √β` gives GP-UCB) at the state's point `x`, in
-    /// `O(Σ_c |c| n + n²)`: with `k = k(X, x)`, `u = (K + σ²I)⁻¹ k` and `z = α − (w/σ) u`,
-    /// `∂/∂x_j = Σ_{c ∋ j} Σ_i s κ_c'(r²_ic) · 2 (x_j − X_ij)/ℓ² · z_i`. Where `σ = 0`
-    /// only the mean's gradient is taken.
-    pub fn ucb_gradient(&self, st: &CliqueColumns, x: &[f64], w: f64) -> Vec<f64> {
+    /// An acquisition `a(μ, σ²)` of the posterior moments and its gradient in `x`, at any
+    /// point, in one pass over the cliques: `O(Σ_c |c| n + n²)` with one exponential per
+    /// clique and training row. `on_moments(μ, σ²)` returns `(a, ∂a/∂μ, ∂a/∂σ²)`. With
+    /// `k = k(X, x)` and `u = (K + σ²I)⁻¹ k`, `∇μ = Σ_i α_i ∇k_i` and `∇σ² = −2 Σ_i u_i ∇k_i`,
+    /// where `∂k_i/∂x_j = Σ_{c ∋ j} s κ_c'(r²_ic) · 2 (x_j − X_ij)/ℓ²`. The moments are the
+    /// ones [`AdditivePosterior::predict`] gives at `x`, bit for bit.
+    pub fn value_and_gradient(
+        &self,
+        x: &[f64],
+        on_moments: impl Fn(f64, f64) -> (f64, f64, f64),
+    ) -> (f64, Vec<f64>) {
         let n = self.x.nrows();
-        let k = &st.total;
-        let mut v = Mat::<f64>::from_fn(n, 1, |i, _| k[i]);
-        self.chol.solve_lower_in_place(v.as_mut());
-        let var = (self.prior - (0..n).map(|i| v[(i, 0)] * v[(i, 0)]).sum::<f64>()).max(0.0);
-        let sd = var.sqrt();
-        let z: Vec<f64> = if sd > 0.0 && w != 0.0 {
-            self.chol.solve_upper_in_place(v.as_mut());
-            (0..n).map(|i| self.alpha[i] - w / sd * v[(i, 0)]).collect()
-        } else {
-            self.alpha.to_vec()
-        };
-        let mut g = vec![0.0; x.len()];
-        let c2 = 2.0 * self.inv_l2 * self.spec.scale;
-        for clique in &self.spec.cliques {
-            for (i, zi) in z.iter().enumerate() {
-                let r2: f64 = clique
-                    .iter()
-                    .map(|&j| {
-                        let d = x[j] - self.x[(i, j)];
-                        d * d
-                    })
-                    .sum::<f64>()
-                    * self.inv_l2;
-                let coef = c2 * self.spec.kind.value_and_deriv(r2).1 * zi;
-                for &j in clique {
-                    g[j] += coef * (x[j] - self.x[(i, j)]);
-                }
+        let (scale, kind, inv_l2) = (self.spec.scale, self.spec.kind, self.inv_l2);
+        let cliques = &self.spec.cliques;
+        // s κ'(r²) per clique and row, and k = Σ_c s κ(r²_c), summed clique by clique in
+        // order (as `predict` sums them).
+        let mut dk = vec![0.0; cliques.len() * n];
+        let mut total = vec![0.0; n];
+        let mut r2 = vec![0.0; n];
+        for (p, d) in dk
+            .chunks_exact_mut(n.max(1))
+            .enumerate()
+            .take(cliques.len())
+        {
+            self.sq_dist(p, |j| x[j], &mut r2);
+            for i in 0..n {
+                let (v, dv) = kind.value_and_deriv(r2[i] * inv_l2);
+                total[i] += scale * v;
+                d[i] = scale * dv;
             }
         }
-        g
+        let k = Mat::<f64>::from_fn(n, 1, |i, _| total[i]);
+        let (mu, var) = self.moments_from_columns(k.clone());
+        let (a, a_mu, a_var) = on_moments(mu[0], var[0]);
+        // z = a_μ α − 2 a_σ² u, so that ∇a = Σ_i z_i ∇k_i.
+        let mut u = k;
+        if a_var != 0.0 {
+            self.chol.solve_lower_in_place(u.as_mut());
+            self.chol.solve_upper_in_place(u.as_mut());
+        }
+        let z: Vec<f64> = (0..n)
+            .map(|i| {
+                let mut zi = a_mu * self.alpha[i];
+                if a_var != 0.0 {
+                    zi -= 2.0 * a_var * u[(i, 0)];
+                }
+                zi
+            })
+            .collect();
+        let mut g = vec![0.0; x.len()];
+        let mut w = vec![0.0; n];
+        for (p, clique) in cliques.iter().enumerate() {
+            for ((wi, zi), di) in w.iter_mut().zip(&z).zip(&dk[p * n..(p + 1) * n]) {
+                *wi = 2.0 * inv_l2 * di * zi;
+            }
+            for &j in clique {
+                let xj = x[j];
+                g[j] += self.cols[j * n..(j + 1) * n]
+                    .iter()
+                    .zip(&w)
+                    .map(|(xij, wi)| wi * (xj - xij))
+                    .sum::<f64>();
+            }
+        }
+        (a, g)
+    }
+
+    /// Gradient in `x` of `μ(x) + w σ(x)` (posterior mean plus `w` times the latent
+    /// standard deviation; `w = √β` gives GP-UCB) ([`AdditivePosterior::value_and_gradient`]).
+    /// Where `σ = 0` only the mean's gradient is taken.
+    pub fn ucb_gradient(&self, x: &[f64], w: f64) -> Vec<f64> {
+        self.value_and_gradient(x, |m, v| {
+            let sd = v.sqrt();
+            let dsd = if sd > 0.0 { 0.5 / sd } else { 0.0 };
+            (m + w * sd, 1.0, w * dsd)
+        })
+        .1
     }
 
     /// Update `st` after its point moved to `x` on clique `b`'s coordinates.
@@ -761,7 +848,14 @@ mod tests {
         for w in [0.0, 1.5] {
             for _ in 0..4 {
                 let p: Vec<f64> = (0..5).map(|_| 0.1 + 0.8 * rng.random::<f64>()).collect();
-                let g = post.ucb_gradient(&post.columns(&p), &p, w);
+                let g = post.ucb_gradient(&p, w);
+                // The fused pass gives `predict`'s moments bit for bit.
+                let (m, v) = post.predict(&Mat::from_fn(1, 5, |_, j| p[j]));
+                let (a, _) = post.value_and_gradient(&p, |mu, var| {
+                    assert_eq!((mu, var), (m[0], v[0]));
+                    (mu + w * var.sqrt(), 1.0, 0.0)
+                });
+                assert_eq!(a, ucb(&p, w));
                 for j in 0..5 {
                     let h = 1e-6;
                     let (mut a, mut b) = (p.clone(), p.clone());
