@@ -534,44 +534,15 @@ impl<'g> AdditivePosterior<'g> {
             }
         }
         let mut k = Mat::<f64>::zeros(n, cand.nrows());
-        if cand.nrows() == 0 {
-            return self.moments_from_columns(k);
-        }
-        // Each touched clique's squared distances over its coordinates outside the block,
-        // shared by every candidate (they equal the first candidate there); a candidate adds
-        // only the block's coordinates.
-        let block = &self.spec.cliques[b];
-        let parts: Vec<(Vec<f64>, Vec<usize>)> = self.touch[b]
-            .iter()
-            .map(|&p| {
-                let mut base = vec![0.0; n];
-                let mut inside = Vec::new();
-                for &j in &self.spec.cliques[p] {
-                    if block.contains(&j) {
-                        inside.push(j);
-                    } else {
-                        self.add_sq(j, cand[(0, j)], &mut base);
-                    }
-                }
-                (base, inside)
-            })
-            .collect();
-        let (scale, kind, inv_l2) = (self.spec.scale, self.spec.kind, self.inv_l2);
         let mut col = vec![0.0; n];
         for c in 0..cand.nrows() {
-            let kc = k
-                .col_mut(c)
-                .try_as_col_major_mut()
-                .expect("a fresh matrix is contiguous");
-            let kc = kc.as_slice_mut();
-            kc.copy_from_slice(&rest);
-            for (base, inside) in &parts {
-                col.copy_from_slice(base);
-                for &j in inside {
-                    self.add_sq(j, cand[(c, j)], &mut col);
-                }
-                for (t, r2) in kc.iter_mut().zip(&col) {
-                    *t += scale * kind.value(r2 * inv_l2);
+            for (i, r) in rest.iter().enumerate() {
+                k[(i, c)] = *r;
+            }
+            for &p in &self.touch[b] {
+                self.part(p, |j| cand[(c, j)], &mut col);
+                for (i, v) in col.iter().enumerate() {
+                    k[(i, c)] += v;
                 }
             }
         }
