@@ -78,6 +78,10 @@ pub struct DsboRun {
     /// and GP-UCB runs of experiments that have both), else `None`.
     #[serde(default)]
     pub diag: Option<FitDiag>,
+    /// DSS-GP-UCB's hyperparameter fits (lengthscale and noise selected, on how many
+    /// evaluations), in order; empty for other methods.
+    #[serde(default)]
+    pub fits: Vec<agora_methods::FitRecord>,
 }
 
 /// The size of a dependency structure on a HOM policy.
@@ -643,6 +647,7 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
     let mut edges = 0;
     let mut heat = (0, Vec::new(), Vec::new());
     let mut stats = None;
+    let mut fits = Vec::new();
     let mut cliques = None;
     let mut data: Option<(Vec<Vec<f64>>, Vec<f64>)> = None;
     let (best_so_far, ys) = if method == "reinforce" {
@@ -691,6 +696,9 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
             stats = Some(StructureStats::of(st, &task)?);
             cliques = Some(st.cliques.clone());
         }
+        if let Some(d) = dsbo.as_ref() {
+            fits = d.fits().to_vec();
+        }
         if matches!(method, "dsbo" | "gp-ucb") {
             data = Some((xs, vals));
         }
@@ -730,6 +738,7 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
         ys,
         structure: stats,
         diag,
+        fits,
     })
 }
 
@@ -1181,6 +1190,20 @@ fn why(runs: &Runs<'_>, exp: &str) -> Option<String> {
             },
             100.0 * within,
             100.0 * st[0].chance_within
+        );
+    }
+    let last: Vec<&agora_methods::FitRecord> =
+        d_runs.iter().filter_map(|r| r.fits.last()).collect();
+    if !last.is_empty() {
+        let list = |f: &dyn Fn(&agora_methods::FitRecord) -> String| {
+            last.iter().map(|r| f(r)).collect::<Vec<_>>().join(", ")
+        };
+        let _ = write!(
+            out,
+            "\n     - DSS-GP-UCB's last hyperparameter fit, per run (ML-II over lengthscales 0.1–2.5 and noise \
+             variances 1e-6–1 of the standardized returns): lengthscale {}; noise {}.",
+            list(&|r| r.lengthscale.map_or("–".into(), |l| format!("{l}"))),
+            list(&|r| format!("{:e}", r.noise))
         );
     }
     let fd = fit_text(&d_runs);
@@ -1836,6 +1859,7 @@ mod tests {
             ys: vec![best - 1.0, best],
             structure: None,
             diag: None,
+            fits: Vec::new(),
         }
     }
 

@@ -36,11 +36,15 @@ pub enum AdditiveHyper {
 }
 
 impl Default for AdditiveHyper {
-    /// Lengthscales 0.1…1.0 and noise variances 1e-6…1e-2.
+    /// Lengthscales 0.1…2.5 and noise variances 1e-6…1 (standardized outcomes). The noise
+    /// reaches 1 because a policy's return from one episode can be mostly noise: with the
+    /// noise capped at 1e-2 the GP interpolates it and predicts held-out returns far worse
+    /// than a constant (issue 20's check; test). Lengthscales above 1 let a clique be
+    /// nearly linear over the unit cube.
     fn default() -> Self {
         AdditiveHyper::Grid {
-            lengthscales: vec![0.1, 0.15, 0.25, 0.4, 0.6, 1.0],
-            noises: vec![1e-6, 1e-4, 1e-2],
+            lengthscales: vec![0.1, 0.15, 0.25, 0.4, 0.6, 1.0, 1.6, 2.5],
+            noises: vec![1e-6, 1e-4, 1e-2, 0.1, 0.3, 1.0],
         }
     }
 }
@@ -798,6 +802,75 @@ mod tests {
             lengthscale: l,
             scale: 1.0 / cliques.len() as f64,
         }
+    }
+
+    /// The issue-20 check: clustered inputs (policies near a few incumbents) and a
+    /// step-like return seen through one noisy episode. With noise capped at 1e-2 the
+    /// additive GP interpolates the noise and scores far below a constant on held-out
+    /// points; the default grid (noise up to 1) does not.
+    #[test]
+    fn the_default_grid_does_not_interpolate_noisy_clustered_returns() {
+        let (d, cliques) = (6, vec![vec![0, 1], vec![2, 3], vec![4, 5]]);
+        let mut rng = stream(21, &[]);
+        let centers: Vec<Vec<f64>> = (0..4)
+            .map(|_| (0..d).map(|_| rng.random::<f64>()).collect())
+            .collect();
+        let mut draw = |n: usize| {
+            let x = Mat::from_fn(n, d, |i, j| {
+                let z: f64 =
+                    rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
+                (centers[i % 4][j] + 0.03 * z).clamp(0.0, 1.0)
+            });
+            let y: Vec<f64> = (0..n)
+                .map(|i| {
+                    let z: f64 =
+                        rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
+                    f64::from(x[(i, 0)] > 0.5) + z
+                })
+                .collect();
+            (x, y)
+        };
+        let (xtr, ytr) = draw(80);
+        let (xte, yte) = draw(40);
+        let lpd = |hyper: &AdditiveHyper| {
+            let fit =
+                AdditiveFit::fit(&cliques, StationaryKind::Matern52, hyper, &xtr, &ytr).unwrap();
+            let gp = fit.condition(xtr.clone(), &ytr).unwrap();
+            let (mu, var) = gp.predict(xte.as_ref()).unwrap();
+            let lpd = yte
+                .iter()
+                .zip(mu.iter().zip(&var))
+                .map(|(y, (m, v))| {
+                    let (m, s2) = (
+                        m * fit.scale + fit.shift,
+                        (v + fit.noise) * fit.scale.powi(2),
+                    );
+                    -0.5 * ((2.0 * std::f64::consts::PI * s2).ln() + (y - m).powi(2) / s2)
+                })
+                .sum::<f64>()
+                / yte.len() as f64;
+            (lpd, fit.noise)
+        };
+        let capped = AdditiveHyper::Grid {
+            lengthscales: vec![0.1, 0.15, 0.25, 0.4, 0.6, 1.0],
+            noises: vec![1e-6, 1e-4, 1e-2],
+        };
+        let (old, _) = lpd(&capped);
+        let (new, noise) = lpd(&AdditiveHyper::default());
+        // A constant: the training mean and variance.
+        let (shift, scale) = crate::exact::standardization(&ytr);
+        let constant = yte
+            .iter()
+            .map(|y| {
+                -0.5 * ((2.0 * std::f64::consts::PI * scale * scale).ln()
+                    + ((y - shift) / scale).powi(2))
+            })
+            .sum::<f64>()
+            / yte.len() as f64;
+        eprintln!("lpd capped {old:.3}, default {new:.3} (noise {noise}), constant {constant:.3}");
+        assert!(noise >= 0.1, "noise {noise}");
+        assert!(new > old + 1.0, "default {new} vs capped {old}");
+        assert!(new > constant - 0.1, "default {new} vs constant {constant}");
     }
 
     #[test]

@@ -201,4 +201,9 @@ impl FittedSurrogate {
     pub fn additive(&self) -> Option<&AdditiveSpec> {
         self.additive.as_ref()
     }
+
+    /// The noise variance (standardized outcomes).
+    pub fn noise(&self) -> f64 {
+        self.noise
+    }
 }

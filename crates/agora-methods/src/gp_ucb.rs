@@ -80,6 +80,18 @@ struct Batch {
     last: Option<Vec<f64>>,
 }
 
+/// One hyperparameter fit of [`GpUcb`]: the values selected (standardized outcomes).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FitRecord {
+    /// Evaluations the fit saw.
+    pub n: usize,
+    /// The shared lengthscale of an additive surrogate (`None` for the full kernel, whose
+    /// lengthscales are per coordinate).
+    pub lengthscale: Option<f64>,
+    /// The noise variance.
+    pub noise: f64,
+}
+
 /// GP-UCB with a pluggable [`Surrogate`], deterministic in its seed.
 #[derive(Debug, Clone)]
 pub struct GpUcb {
@@ -95,6 +107,8 @@ pub struct GpUcb {
     /// evaluation instead of rebuilt at every fit and conditioning.
     grams: Option<AdditiveGrams>,
     n_at_fit: usize,
+    /// Every hyperparameter fit: what was selected, on how many evaluations.
+    fits: Vec<FitRecord>,
     /// GP-UCB picks so far (`t̃` of `β_t`).
     t: usize,
     batch: Option<Batch>,
@@ -133,6 +147,7 @@ impl GpUcb {
             init_rng: stream(seed, &[0]),
             fitted: None,
             n_at_fit: 0,
+            fits: Vec::new(),
             t: 0,
             batch: None,
             open: OpenQuery::default(),
@@ -172,6 +187,11 @@ impl GpUcb {
     /// The settings.
     pub fn config(&self) -> &GpUcbConfig {
         &self.config
+    }
+
+    /// Every hyperparameter fit so far, in order.
+    pub fn fits(&self) -> &[FitRecord] {
+        &self.fits
     }
 
     /// The next pick of the current batch, starting a new batch (refit when due,
@@ -227,6 +247,11 @@ impl GpUcb {
                 fs,
                 self.grams.as_ref(),
             )?;
+            self.fits.push(FitRecord {
+                n,
+                lengthscale: fitted.additive().map(|a| a.lengthscale),
+                noise: fitted.noise(),
+            });
             self.fitted = Some(fitted);
             self.n_at_fit = n;
         }

@@ -36,7 +36,7 @@ pub use cbo::{Cbo, CboConfig, CboScoring, FixedGp};
 pub use cbo_graph::{Graph, GraphCbo, GraphCboConfig, GraphScoring, GraphSearch};
 pub use cma_es::{CmaEs, CmaEsConfig};
 pub use dsbo::{Dsbo, DsboConfig, StructureSearch};
-pub use gp_ucb::{GpUcb, GpUcbConfig};
+pub use gp_ucb::{FitRecord, GpUcb, GpUcbConfig};
 pub use group::GroupPbo;
 pub use history::History;
 pub use hpbo::{Bandwidth, Hpbo, HpboConfig};

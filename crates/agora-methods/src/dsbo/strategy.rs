@@ -182,6 +182,14 @@ impl Dsbo {
     pub fn structure(&self) -> Option<&Structure> {
         self.structure.as_ref()
     }
+
+    /// Phase 2's hyperparameter fits so far (none during Phase 1).
+    pub fn fits(&self) -> &[crate::FitRecord] {
+        match &self.phase {
+            Phase::Search(g) => g.fits(),
+            Phase::Structure(_) => &[],
+        }
+    }
 }
 
 impl AskTell for Dsbo {
@@ -385,6 +393,15 @@ mod tests {
         assert_eq!(s.edges, f.edges());
         assert_eq!(s.cliques, f.cliques());
         assert_eq!(s.hessian_queries, 64);
+        // Phase 2's fits are logged; on this nearly noiseless function the noise grid,
+        // which reaches 1, still selects a small noise.
+        let fits = dsbo.fits();
+        assert!(!fits.is_empty());
+        let (ls, ns) = AdditiveHyper::default().grid();
+        for fit in fits {
+            assert!(ls.contains(&fit.lengthscale.unwrap()), "{fit:?}");
+            assert!(ns.contains(&fit.noise) && fit.noise <= 1e-2, "{fit:?}");
+        }
     }
 
     #[test]
