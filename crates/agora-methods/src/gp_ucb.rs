@@ -38,6 +38,11 @@ pub struct GpUcbConfig {
     pub refit_every: usize,
     /// UCB maximizer.
     pub acq: AcqOptimizer,
+    /// Seed of the `n_init` uniform initial points (`None`: the strategy's own seed). Two
+    /// runs with the same `init_seed`, dimension and `n_init` start from the same design,
+    /// so methods compared within a seed differ only after it (DSS-GP-UCB sets it to its
+    /// run seed, which is what GP-UCB with that seed draws).
+    pub init_seed: Option<u64>,
 }
 
 impl Default for GpUcbConfig {
@@ -50,6 +55,7 @@ impl Default for GpUcbConfig {
             batch: None,
             refit_every: 5,
             acq: AcqOptimizer::BlockCoordinate(BlockAscent::default()),
+            init_seed: None,
         }
     }
 }
@@ -136,6 +142,7 @@ impl GpUcb {
             } => Some(AdditiveGrams::new(cliques, *kind, hyper)),
             Surrogate::FullArd(_) => None,
         };
+        let init_rng = stream(config.init_seed.unwrap_or(seed), &[0]);
         Ok(GpUcb {
             grams,
             blocks: surrogate.blocks(dim),
@@ -144,7 +151,7 @@ impl GpUcb {
             dim,
             seed,
             evals: Evaluations::default(),
-            init_rng: stream(seed, &[0]),
+            init_rng,
             fitted: None,
             n_at_fit: 0,
             fits: Vec::new(),

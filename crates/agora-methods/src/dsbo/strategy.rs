@@ -56,7 +56,8 @@ enum Phase {
 /// DSS-GP-UCB (Alg. 4): learn the dependency structure from Hessian queries, then run
 /// additive GP-UCB over its maximal cliques; deterministic in its seed (given
 /// deterministic answers). Phase 1's points come from seed `derive_seed(seed, [1])`,
-/// Phase 2's GP-UCB from `derive_seed(seed, [2])`.
+/// Phase 2's GP-UCB from `derive_seed(seed, [2])`, its initial design from `seed` (the
+/// design of [`GpUcb`] with this seed, unless `gp_ucb.init_seed` is set).
 ///
 /// Alg. 4 does not add the Phase-1 points to the GP (they are never evaluated); Phase 2
 /// starts from `n_init` uniform evaluations (GP-UCB from the bare prior would make the
@@ -164,12 +165,11 @@ impl Dsbo {
             kind: config.kernel,
             hyper: config.hyper.clone(),
         };
-        GpUcb::new(
-            space,
-            surrogate,
-            config.gp_ucb.clone(),
-            derive_seed(seed, &[2]),
-        )
+        // The initial design is GP-UCB's of the same seed (unless set), so DSS-GP-UCB and
+        // its baselines start from the same points within a seed.
+        let mut gp_ucb = config.gp_ucb.clone();
+        gp_ucb.init_seed.get_or_insert(seed);
+        GpUcb::new(space, surrogate, gp_ucb, derive_seed(seed, &[2]))
     }
 
     /// The settings.
@@ -402,6 +402,39 @@ mod tests {
             assert!(ls.contains(&fit.lengthscale.unwrap()), "{fit:?}");
             assert!(ns.contains(&fit.noise) && fit.noise <= 1e-2, "{fit:?}");
         }
+    }
+
+    /// Within a seed, DSS-GP-UCB's initial design is GP-UCB's (full kernel or additive),
+    /// and a set `init_seed` overrides it.
+    #[test]
+    fn dsbo_starts_from_gp_ucbs_initial_design() {
+        let f = additive_problem(6, 0.3, 2);
+        let space = Space::reals(&f.bounds()).unwrap();
+        let gp = GpUcbConfig::default();
+        let mut dcfg = DsboConfig::new(StructureConfig::new(1, 1, EdgeRule::Budget(0)));
+        dcfg.gp_ucb = gp.clone();
+        let n = gp.n_init;
+        let dsbo = run(
+            &mut Dsbo::with_cliques(&space, dcfg.clone(), f.cliques(), 7).unwrap(),
+            &f,
+            n + 1,
+        );
+        let full = run(
+            &mut GpUcb::full_kernel(&space, gp.clone(), 7).unwrap(),
+            &f,
+            n + 1,
+        );
+        assert_eq!(dsbo.xs[..n], full.xs[..n]);
+        assert_ne!(dsbo.xs[n], full.xs[n]);
+        dcfg.gp_ucb.init_seed = Some(8);
+        let other = run(
+            &mut Dsbo::with_cliques(&space, dcfg, f.cliques(), 7).unwrap(),
+            &f,
+            n,
+        );
+        let full8 = run(&mut GpUcb::full_kernel(&space, gp, 8).unwrap(), &f, n);
+        assert_eq!(other.xs, full8.xs);
+        assert_ne!(other.xs[0], dsbo.xs[0]);
     }
 
     #[test]
