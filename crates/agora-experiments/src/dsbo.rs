@@ -171,6 +171,148 @@ pub struct FitDiag {
     /// Spearman rank correlation of the predicted means with the held-out values: additive,
     /// full kernel (NaN when either side is constant).
     pub spearman: (f64, f64),
+    /// The same two models fitted on all of the run's GP-UCB evaluations, scored on fresh
+    /// points the run never chose ([`fresh_fit`]): free of the optimizer's curse that
+    /// scoring on a method's own last picks carries.
+    #[serde(default)]
+    pub fresh: Vec<FreshFit>,
+}
+
+/// Held-out fit on fresh points, evaluated for the diagnostic only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FreshFit {
+    /// Which points: `uniform` (uniform policies) or `one-clique` (the run's best policy
+    /// with the coordinates of one random clique redrawn uniformly).
+    pub points: String,
+    /// Points scored.
+    pub test: usize,
+    /// Mean log predictive density per point: additive, full kernel, constant.
+    pub lpd: (f64, f64, f64),
+    /// Spearman rank correlation of predicted means and values: additive, full kernel.
+    pub spearman: (f64, f64),
+}
+
+/// Mean log predictive densities (additive, full kernel, constant) and Spearman
+/// correlations (additive, full kernel) of the two models fitted on `(xtr, ytr)` (unit
+/// cube) at `(xte, yte)`.
+fn score_models(
+    xtr: &Mat<f64>,
+    ytr: &[f64],
+    xte: &Mat<f64>,
+    yte: &[f64],
+    cliques: &[Vec<usize>],
+    seed: u64,
+) -> Result<((f64, f64, f64), (f64, f64))> {
+    let d = xtr.ncols();
+    // DSS-GP-UCB's model: standardized outcomes, k = Σ_c (1/M) Matérn-5/2(θ_c), the
+    // (lengthscale, noise) pair of its default grid with the largest marginal likelihood.
+    let fit = AdditiveFit::fit(
+        cliques,
+        StationaryKind::Matern52,
+        &AdditiveHyper::default(),
+        xtr,
+        ytr,
+    )
+    .map_err(|_| Error::Numerical("no additive hyperparameter pair fits the data".into()))?;
+    let (shift, scale) = (fit.shift, fit.scale);
+    let agp = fit.condition(xtr.clone(), ytr)?;
+    let (am, av) = agp.predict(xte.as_ref())?;
+    let a_mu: Vec<f64> = am.iter().map(|m| m * scale + shift).collect();
+    let a_var: Vec<f64> = av
+        .iter()
+        .map(|v| (v + agp.noise_variance()) * scale * scale)
+        .collect();
+    // GP-UCB's model: one Matérn-5/2 ARD kernel, BoTorch priors, MAP.
+    let cfg = GpConfig {
+        kernel: StationaryKind::Matern52,
+        ..GpConfig::botorch(d)
+    };
+    let (fgp, _) = ExactGp::fit(
+        xtr.clone(),
+        ytr,
+        &cfg,
+        &mut agora_math::rng::stream(seed, &[0xF1]),
+    )?;
+    let (f_mu, fv) = fgp.predict(xte.as_ref())?;
+    let f_var: Vec<f64> = fv.iter().map(|v| v + fgp.noise_variance()).collect();
+    let c_mu = vec![shift; yte.len()];
+    let c_var = vec![scale * scale; yte.len()];
+    Ok((
+        (
+            mean_lpd(yte, &a_mu, &a_var),
+            mean_lpd(yte, &f_mu, &f_var),
+            mean_lpd(yte, &c_mu, &c_var),
+        ),
+        (spearman(&a_mu, yte), spearman(&f_mu, yte)),
+    ))
+}
+
+/// [`FreshFit`]s of a run's evaluations `(xs, ys)` (caller's coordinates in `bounds`):
+/// `k` uniform policies and `k` one-clique perturbations of the run's best policy, drawn
+/// from `seed` and valued by `value` (one call per point).
+///
+/// Errors: `value` fails, or a model fit fails.
+pub fn fresh_fit(
+    xs: &[Vec<f64>],
+    ys: &[f64],
+    bounds: &[(f64, f64)],
+    cliques: &[Vec<usize>],
+    k: usize,
+    seed: u64,
+    value: impl Fn(&[f64]) -> Result<f64>,
+) -> Result<Vec<FreshFit>> {
+    use rand::RngExt;
+    let n = ys.len().min(xs.len());
+    if n < 3 || k < 2 || cliques.is_empty() {
+        return Ok(Vec::new());
+    }
+    let d = bounds.len();
+    let to_unit = |x: &[f64]| -> Vec<f64> {
+        (0..d)
+            .map(|j| (x[j] - bounds[j].0) / (bounds[j].1 - bounds[j].0))
+            .collect()
+    };
+    let xtr = Mat::from_fn(n, d, |i, j| {
+        (xs[i][j] - bounds[j].0) / (bounds[j].1 - bounds[j].0)
+    });
+    let best = (0..n).fold(0, |b, i| if ys[i] > ys[b] { i } else { b });
+    let mut rng = agora_math::rng::stream(seed, &[]);
+    let mut out = Vec::new();
+    for which in ["uniform", "one-clique"] {
+        let pts: Vec<Vec<f64>> = (0..k)
+            .map(|_| {
+                let mut u = if which == "uniform" {
+                    (0..d).map(|_| rng.random::<f64>()).collect()
+                } else {
+                    to_unit(&xs[best])
+                };
+                if which == "one-clique" {
+                    for &j in &cliques[rng.random_range(0..cliques.len())] {
+                        u[j] = rng.random::<f64>();
+                    }
+                }
+                u
+            })
+            .collect();
+        let yte: Vec<f64> = pts
+            .iter()
+            .map(|u| {
+                let x: Vec<f64> = (0..d)
+                    .map(|j| bounds[j].0 + u[j] * (bounds[j].1 - bounds[j].0))
+                    .collect();
+                value(&x)
+            })
+            .collect::<Result<_>>()?;
+        let xte = Mat::from_fn(k, d, |i, j| pts[i][j]);
+        let (lpd, sp) = score_models(&xtr, &ys[..n], &xte, &yte, cliques, seed)?;
+        out.push(FreshFit {
+            points: which.into(),
+            test: k,
+            lpd,
+            spearman: sp,
+        });
+    }
+    Ok(out)
 }
 
 fn ranks(v: &[f64]) -> Vec<f64> {
@@ -242,43 +384,13 @@ pub fn held_out_fit(
     let xtr = Mat::from_fn(train, d, &unit);
     let xte = Mat::from_fn(n - train, d, |i, j| unit(train + i, j));
     let (ytr, yte) = (&ys[..train], &ys[train..n]);
-    // DSS-GP-UCB's model: standardized outcomes, k = Σ_c (1/M) Matérn-5/2(θ_c), the
-    // (lengthscale, noise) pair of its default grid with the largest marginal likelihood.
-    let fit = AdditiveFit::fit(
-        cliques,
-        StationaryKind::Matern52,
-        &AdditiveHyper::default(),
-        &xtr,
-        ytr,
-    )
-    .map_err(|_| Error::Numerical("no additive hyperparameter pair fits the data".into()))?;
-    let (shift, scale) = (fit.shift, fit.scale);
-    let agp = fit.condition(xtr.clone(), ytr)?;
-    let (am, av) = agp.predict(xte.as_ref())?;
-    let a_mu: Vec<f64> = am.iter().map(|m| m * scale + shift).collect();
-    let a_var: Vec<f64> = av
-        .iter()
-        .map(|v| (v + agp.noise_variance()) * scale * scale)
-        .collect();
-    // GP-UCB's model: one Matérn-5/2 ARD kernel, BoTorch priors, MAP.
-    let cfg = GpConfig {
-        kernel: StationaryKind::Matern52,
-        ..GpConfig::botorch(d)
-    };
-    let (fgp, _) = ExactGp::fit(xtr, ytr, &cfg, &mut agora_math::rng::stream(seed, &[0xF1]))?;
-    let (f_mu, fv) = fgp.predict(xte.as_ref())?;
-    let f_var: Vec<f64> = fv.iter().map(|v| v + fgp.noise_variance()).collect();
-    let c_mu = vec![shift; yte.len()];
-    let c_var = vec![scale * scale; yte.len()];
+    let (lpd, sp) = score_models(&xtr, ytr, &xte, yte, cliques, seed)?;
     Ok(Some(FitDiag {
         train,
         test: n - train,
-        lpd: (
-            mean_lpd(yte, &a_mu, &a_var),
-            mean_lpd(yte, &f_mu, &f_var),
-            mean_lpd(yte, &c_mu, &c_var),
-        ),
-        spearman: (spearman(&a_mu, yte), spearman(&f_mu, yte)),
+        lpd,
+        spearman: sp,
+        fresh: Vec::new(),
     }))
 }
 
@@ -476,6 +588,9 @@ pub fn experiments(quick: bool) -> Result<Vec<Experiment>> {
     }
     Ok(v)
 }
+
+/// Fresh points per kind (uniform, one-clique perturbations) of the held-out diagnostic.
+pub const FRESH_POINTS: usize = 20;
 
 /// Picks per model update of `dsbo-batch` (the paper's batch size in its MARL comparisons).
 pub const BATCH_Q: usize = 15;
@@ -723,7 +838,19 @@ pub fn run_one(exp: &Experiment, method: &str, seed: u64, budget: &Budget) -> Re
                     learned(dsbo.structure())?.cliques.clone()
                 }
             };
-            held_out_fit(&xs, &vals, &bounds, &cl, derive_seed(seed, &[0xD7]))?
+            let mut diag = held_out_fit(&xs, &vals, &bounds, &cl, derive_seed(seed, &[0xD7]))?;
+            if let Some(dg) = diag.as_mut() {
+                dg.fresh = fresh_fit(
+                    &xs,
+                    &vals,
+                    &bounds,
+                    &cl,
+                    FRESH_POINTS,
+                    derive_seed(seed, &[0xD8]),
+                    |x| task.evaluate(x),
+                )?;
+            }
+            diag
         }
         _ => None,
     };
@@ -1151,6 +1278,42 @@ fn fit_text(rs: &[&DsboRun]) -> Option<(String, i32, bool)> {
         rho(0),
         rho(1)
     );
+    let mut text = text;
+    for which in ["uniform", "one-clique"] {
+        let pick = |r: &DsboRun, f: &dyn Fn(&FreshFit) -> f64| {
+            r.diag
+                .as_ref()
+                .and_then(|d| d.fresh.iter().find(|x| x.points == which))
+                .map(f)
+        };
+        let (Some(a), Some(f), Some(c), Some(af), Some(ac)) = (
+            over(&dr, |r| pick(r, &|x| x.lpd.0)),
+            over(&dr, |r| pick(r, &|x| x.lpd.1)),
+            over(&dr, |r| pick(r, &|x| x.lpd.2)),
+            over(&dr, |r| pick(r, &|x| x.lpd.0 - x.lpd.1)),
+            over(&dr, |r| pick(r, &|x| x.lpd.0 - x.lpd.2)),
+        ) else {
+            continue;
+        };
+        let k = dr
+            .iter()
+            .find_map(|r| pick(r, &|x| x.test as f64))
+            .unwrap_or(0.0);
+        text += &format!(
+            "; fitted on all its GP evaluations and scored on {k:.0} fresh {} per run: {} (additive), {} (full \
+             kernel), {} (constant); additive − full {}, additive − constant {}",
+            if which == "uniform" {
+                "uniform policies"
+            } else {
+                "one-clique perturbations of its best policy"
+            },
+            ms3(a),
+            ms3(f),
+            ms3(c),
+            ms3(af),
+            ms3(ac)
+        );
+    }
     Some((text, sign, beats_const))
 }
 
@@ -1845,6 +2008,29 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+        // Fresh points in the caller's units (a box [−1, 3]^d, so the unit scaling
+        // matters): the model fitted on all 60 predicts uniform policies and one-clique
+        // perturbations of the best far better than a constant.
+        let bounds = vec![(-1.0, 3.0); d];
+        let user: Vec<Vec<f64>> = xs
+            .iter()
+            .map(|x| x.iter().map(|u| -1.0 + 4.0 * u).collect())
+            .collect();
+        let v = |x: &[f64]| -> agora_core::Result<f64> {
+            Ok(x.iter().map(|t| (6.0 * (t + 1.0) / 4.0).sin()).sum())
+        };
+        let fresh = fresh_fit(&user, &ys, &bounds, &singles, 15, 4, v).unwrap();
+        assert_eq!(fresh.len(), 2);
+        for (ff, which) in fresh.iter().zip(["uniform", "one-clique"]) {
+            assert_eq!((ff.points.as_str(), ff.test), (which, 15));
+            assert!(ff.lpd.0 > ff.lpd.2 + 0.5, "{ff:?}");
+            assert!(ff.spearman.0 > 0.7, "{ff:?}");
+        }
+        assert!(
+            fresh_fit(&user[..2], &ys[..2], &bounds, &singles, 15, 4, v)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     fn run(exp: &str, method: &str, seed: u64, best: f64) -> DsboRun {
@@ -1887,6 +2073,14 @@ mod tests {
                 test: 7,
                 lpd: (-5.0 - s, -4.0, -3.5),
                 spearman: (0.1, 0.3),
+                fresh: ["uniform", "one-clique"]
+                    .map(|p| FreshFit {
+                        points: p.into(),
+                        test: 20,
+                        lpd: (-3.0 - 0.1 * s, -3.6, -3.2),
+                        spearman: (0.3, 0.1),
+                    })
+                    .to_vec(),
             });
             runs.push(d);
             let mut g = run(&label, "gp-ucb", seed, 30.0 + 2.0 * s);
@@ -1895,6 +2089,7 @@ mod tests {
                 test: 8,
                 lpd: (-4.0, -4.5 + s, -3.0),
                 spearman: (0.2, 0.2),
+                fresh: Vec::new(),
             });
             runs.push(g);
             for (m, v) in [
@@ -1932,6 +2127,11 @@ mod tests {
         );
         assert!(md.contains("**Why, predprey-3 sparse-25"), "{md}");
         assert!(md.contains("100 edges among D = 401"), "{md}");
+        assert!(
+            md.contains("scored on 20 fresh uniform policies per run: -3.050")
+                && md.contains("20 fresh one-clique perturbations of its best policy"),
+            "{md}"
+        );
         assert!(
             md.contains("additive − full, paired: -1.500 ± 0.500"),
             "{md}"
