@@ -193,7 +193,10 @@ pub struct FreshFit {
 }
 
 /// Mean log predictive densities (additive, full kernel, constant) and Spearman
-/// correlations (additive, full kernel) of the two models fitted on `(xtr, ytr)` (unit
+/// correlations (additive, full kernel).
+type ModelScores = ((f64, f64, f64), (f64, f64));
+
+/// [`ModelScores`] of the two models fitted on `(xtr, ytr)` (unit
 /// cube) at `(xte, yte)`.
 fn score_models(
     xtr: &Mat<f64>,
@@ -202,7 +205,7 @@ fn score_models(
     yte: &[f64],
     cliques: &[Vec<usize>],
     seed: u64,
-) -> Result<((f64, f64, f64), (f64, f64))> {
+) -> Result<ModelScores> {
     let d = xtr.ncols();
     // DSS-GP-UCB's model: standardized outcomes, k = Σ_c (1/M) Matérn-5/2(θ_c), the
     // (lengthscale, noise) pair of its default grid with the largest marginal likelihood.
