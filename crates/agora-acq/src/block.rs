@@ -511,6 +511,36 @@ mod tests {
     use agora_gp::{FittedSurrogate, Surrogate};
     use agora_problems::additive::{AdditiveConfig, AdditiveFunction};
 
+    /// The UCB (weight `beta`) at the proposal of `acq` on an additive GP.
+    fn ucb_at_proposal(
+        gp: &ExactGp,
+        fitted: &FittedSurrogate,
+        beta: f64,
+        cliques: &[Vec<usize>],
+        acq: BlockAscent,
+        seed: u64,
+    ) -> f64 {
+        let u = maximize_ucb(
+            gp,
+            fitted.additive(),
+            beta,
+            cliques,
+            None,
+            &AcqOptimizer::BlockCoordinate(acq),
+            seed,
+        )
+        .unwrap();
+        ucb_values(gp, beta, &Mat::from_fn(1, u.len(), |_, j| u[j])).unwrap()[0]
+    }
+
+    /// Mean and standard error of paired differences.
+    fn mean_se(v: &[f64]) -> (f64, f64) {
+        let n = v.len() as f64;
+        let m = v.iter().sum::<f64>() / n;
+        let se = (v.iter().map(|a| (a - m).powi(2)).sum::<f64>() / (n * (n - 1.0))).sqrt();
+        (m, se)
+    }
+
     /// An additive GP on `n` points of a small additive function, in standardized units.
     fn small_gp(cliques: &[Vec<usize>], d: usize, n: usize) -> (ExactGp, FittedSurrogate) {
         let f = AdditiveFunction::with_groups(d, cliques, &AdditiveConfig::new(d, 0.0), 5).unwrap();
@@ -602,19 +632,7 @@ mod tests {
             .map(|c| vec![2 * c, 2 * c + 1, (2 * c + 2) % d])
             .collect();
         let (gp, fitted) = small_gp(&cliques, d, 40);
-        let value = |acq: BlockAscent, seed: u64| {
-            let u = maximize_ucb(
-                &gp,
-                fitted.additive(),
-                2.0,
-                &cliques,
-                None,
-                &AcqOptimizer::BlockCoordinate(acq),
-                seed,
-            )
-            .unwrap();
-            ucb_values(&gp, 2.0, &Mat::from_fn(1, d, |_, j| u[j])).unwrap()[0]
-        };
+        let value = |acq, seed| ucb_at_proposal(&gp, &fitted, 2.0, &cliques, acq, seed);
         let climb = BlockAscent {
             raw_samples: 128,
             climb_iters: 30,
@@ -628,10 +646,7 @@ mod tests {
                 a - b
             })
             .collect();
-        let mean = diff.iter().sum::<f64>() / diff.len() as f64;
-        let se = (diff.iter().map(|a| (a - mean).powi(2)).sum::<f64>()
-            / (diff.len() * (diff.len() - 1)) as f64)
-            .sqrt();
+        let (mean, se) = mean_se(&diff);
         assert!(mean > 2.0 * se, "climb − sweeps {mean} ± {se}");
     }
 
@@ -704,19 +719,7 @@ mod tests {
         let fitted =
             FittedSurrogate::fit(&Surrogate::additive(cliques.clone()), &xm, &y, None, 0).unwrap();
         let gp = fitted.condition(xm, &y).unwrap();
-        let value = |acq: BlockAscent, seed: u64| {
-            let u = maximize_ucb(
-                &gp,
-                fitted.additive(),
-                0.0,
-                &cliques,
-                None,
-                &AcqOptimizer::BlockCoordinate(acq),
-                seed,
-            )
-            .unwrap();
-            ucb_values(&gp, 0.0, &Mat::from_fn(1, d, |_, j| u[j])).unwrap()[0]
-        };
+        let value = |acq, seed| ucb_at_proposal(&gp, &fitted, 0.0, &cliques, acq, seed);
         let budget = |moves: usize, guided: bool| BlockAscent {
             max_moves: Some(moves),
             guided,
@@ -731,18 +734,8 @@ mod tests {
             diff.push(guided - random);
             rise.push(random - raw);
         }
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        let se = |v: &[f64]| {
-            let m = mean(v);
-            (v.iter().map(|a| (a - m).powi(2)).sum::<f64>() / (v.len() * (v.len() - 1)) as f64)
-                .sqrt()
-        };
+        let (mean, se) = mean_se(&diff);
         assert!(rise.iter().all(|r| *r >= 0.0), "{rise:?}");
-        assert!(
-            mean(&diff) > 2.0 * se(&diff),
-            "guided − random {} ± {}",
-            mean(&diff),
-            se(&diff)
-        );
+        assert!(mean > 2.0 * se, "guided − random {mean} ± {se}");
     }
 }
