@@ -16,10 +16,11 @@ fn main() -> agora_core::Result<()> {
     let r = run_one(&task, &m, seed, rounds)?;
     let total: f64 = r.regret.iter().sum();
     println!(
-        "{} seed {seed}: {} rounds, regret sum {total:.4}, private {:?}, seconds {:.0}",
+        "{} seed {seed}: {} rounds, regret sum {total:.4}, private {:?}, graph error {:?}, seconds {:.0}",
         task.name,
         r.regret.len(),
         r.private.last(),
+        r.graph_error.last(),
         r.seconds.iter().sum::<f64>()
     );
     Ok(())

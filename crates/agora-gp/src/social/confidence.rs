@@ -6,9 +6,10 @@
 use super::map::{SET_FEASIBILITY, unusable, usable};
 use super::{Coupling, SetConstraint, SetLayout, SocialModel, constraints};
 use agora_core::{Error, Result};
-use agora_math::constrained::{AlResult, minimize_al};
+use agora_math::constrained::AlResult;
 use agora_math::optim::Objective;
 use faer::Mat;
+use rayon::prelude::*;
 
 impl SocialModel {
     /// The lower Cholesky factor `C` of `K + jitter·I` over the points: the utilities at
@@ -82,41 +83,30 @@ impl SocialModel {
         multipliers: Option<&[f64]>,
     ) -> Result<AlResult> {
         let balls = self.ball_fns(lay);
-        let rows = self.row_fns(lay);
         let lr = self.lr_fns(lay)?;
-        let cons = constraints(&[&balls, &lr, extra], &rows);
-        let bounds = self.bounds_for(lay);
+        let cons = constraints(&[&balls, &lr, extra]);
         let tol = self.cfg.bound_solver.feas_tol;
         let accept = |r: &AlResult| r.kkt.feasibility <= SET_FEASIBILITY;
-        let mut results = vec![minimize_al(
-            obj,
-            &cons,
-            &bounds,
-            &x0,
-            multipliers,
-            self.cfg.bound_solver,
-        )?];
-        // The other modes of the set, with the same extra coordinates as `x0`.
+        // The start and the other modes of the set (with the same extra coordinates as
+        // `x0`), solved in parallel and kept in that order.
         let fit = self
             .fit
             .as_ref()
             .ok_or_else(|| Error::State("fit the social model first".into()))?;
         let nm = self.n * self.m();
+        let mut starts = vec![x0.clone()];
         for mode in &fit.modes {
             let mut x = x0.clone();
             x[..nm].copy_from_slice(&mode[..nm]);
             if lay.a {
                 x[lay.a_off()..lay.a_off() + self.n * self.n].copy_from_slice(&mode[nm..]);
             }
-            results.push(minimize_al(
-                obj,
-                &cons,
-                &bounds,
-                &x,
-                multipliers,
-                self.cfg.bound_solver,
-            )?);
+            starts.push(x);
         }
+        let mut results: Vec<AlResult> = starts
+            .par_iter()
+            .map(|x| self.solve_al(lay, obj, &cons, x, multipliers, self.cfg.bound_solver))
+            .collect::<Result<_>>()?;
         // A start that stopped short is retried once from where it stopped, with its
         // multipliers and a larger first penalty; if no start ends feasible, the first start
         // is solved again with a much larger first penalty and twice the outer iterations
@@ -126,7 +116,7 @@ impl SocialModel {
             if !usable(r, tol) && accept(r) {
                 let mut opts = self.cfg.bound_solver;
                 opts.penalty *= 100.0;
-                let again = minimize_al(obj, &cons, &bounds, &r.x, Some(&r.multipliers), opts)?;
+                let again = self.solve_al(lay, obj, &cons, &r.x, Some(&r.multipliers), opts)?;
                 if usable(&again, tol) {
                     *r = again;
                 }
@@ -136,7 +126,7 @@ impl SocialModel {
             let mut opts = self.cfg.bound_solver;
             opts.penalty *= 1e3;
             opts.max_outer *= 2;
-            results.push(minimize_al(obj, &cons, &bounds, &x0, None, opts)?);
+            results.push(self.solve_al(lay, obj, &cons, &x0, None, opts)?);
         }
         // Feasible points only (to [`SET_FEASIBILITY`]): an infeasible one lies outside the
         // set, and its value is no bound at all. A feasible point that stopped short of the
@@ -176,7 +166,7 @@ impl SocialModel {
     /// constraints, `extra` for the caller's extra constraints (in their order).
     pub fn set_multipliers(&self, lay: &SetLayout, extra: &[f64]) -> Result<Vec<f64>> {
         let own = self.n + self.lr_fns(lay)?.len();
-        let rows = self.row_fns(lay).len();
+        let rows = if lay.a { self.n } else { 0 };
         let mut out = vec![0.0; own];
         out.extend_from_slice(extra);
         out.extend(std::iter::repeat_n(0.0, rows));

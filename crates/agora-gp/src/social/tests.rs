@@ -373,3 +373,106 @@ fn an_unusable_map_is_an_error_and_permutations_keep_the_public_likelihood() {
     assert_eq!(permutations(3).len(), 6);
     assert_eq!(permutations(3)[0], vec![0, 1, 2]);
 }
+
+/// The rows of `A` held to sum 1 by eliminating the diagonal (`SocialModel::solve_al`) give
+/// the same MAP as the rows as equality constraints of the augmented Lagrangian (the
+/// formulation agora used before, and IPOPT's in conformance/sbo-map): the chain rule of the
+/// elimination matches finite differences, the continued log prior is C² at its knot, and
+/// the two MAPs agree.
+#[test]
+fn eliminating_the_rows_of_the_graph_keeps_the_map() {
+    use agora_core::Result;
+    use agora_math::constrained::{AlOptions, Constraint, Kind, minimize_al};
+    // The continued log: value, slope and curvature continuous at the knot.
+    let eps = 0.005;
+    let (l0, d0) = map::log_extended(eps * (1.0 + 1e-12), eps);
+    let (l1, d1) = map::log_extended(eps * (1.0 - 1e-12), eps);
+    assert!(
+        (l0 - l1).abs() < 1e-10 && (d0 - d1).abs() < 1e-6,
+        "{l0} {l1} {d0} {d1}"
+    );
+    let curv = |a: f64| {
+        let h = 1e-7;
+        (map::log_extended(a + h, eps).1 - map::log_extended(a - h, eps).1) / (2.0 * h)
+    };
+    assert!((curv(eps * 1.01) - curv(eps * 0.99)).abs() < 0.03 / (eps * eps));
+    assert!(map::log_extended(-1.0, eps).0.is_finite());
+
+    let mut s = toy_model(Coupling::Learned);
+    s.refit(1).unwrap();
+    let lay = s.layout(false, false);
+    let (n, off) = (s.n(), lay.a_off());
+    // The reduced variables drop A_00 and A_11.
+    let keep: Vec<usize> = (0..lay.len())
+        .filter(|&k| k != off && k != off + n * n - 1)
+        .collect();
+    let el = map::Elimination::new(n, off, lay.len(), keep.clone());
+    let full = |x: &[f64], g: &mut [f64]| -> Result<f64> {
+        g.iter_mut().for_each(|v| *v = 0.0);
+        Ok(s.parts(x, &lay, [1.0; 3], Some(g)).iter().sum())
+    };
+    let reduced = el.wrap(&full);
+    let y: Vec<f64> = keep
+        .iter()
+        .map(|&k| {
+            if k >= off {
+                0.3
+            } else {
+                ((k * 7 % 11) as f64 / 11.0) - 0.4
+            }
+        })
+        .collect();
+    let x = el.expand(&y);
+    assert!((x[off] - 0.7).abs() < 1e-15 && (x[off + 3] - 0.7).abs() < 1e-15);
+    let mut g = vec![0.0; y.len()];
+    reduced(&y, &mut g).unwrap();
+    let f = |v: &[f64]| reduced(v, &mut vec![0.0; v.len()]).unwrap();
+    check_gradient(f, &y, 1e-6, &g, Tol::Abs(1e-5), "eliminated MAP objective");
+
+    // The same MAP as the equality-constrained problem, solved tightly from the uniform A.
+    let fit = s.fit().unwrap().clone();
+    let obj = |x: &[f64], g: &mut [f64]| -> Result<f64> {
+        g.iter_mut().for_each(|v| *v = 0.0);
+        let p = s.parts(x, &lay, [-1.0; 3], Some(g));
+        Ok(-(p[0] + p[1] + p[2]))
+    };
+    let balls = s.ball_fns(&lay);
+    let rows: Vec<SetConstraint<'_>> = (0..n)
+        .map(|i| {
+            Box::new(move |x: &[f64], g: &mut [f64]| -> Result<f64> {
+                g.iter_mut().for_each(|v| *v = 0.0);
+                let mut t = -1.0;
+                for j in 0..n {
+                    t += x[off + i * n + j];
+                    g[off + i * n + j] = 1.0;
+                }
+                Ok(t)
+            }) as SetConstraint<'_>
+        })
+        .collect();
+    let mut cons = constraints(&[&balls]);
+    cons.extend(rows.iter().map(|f| Constraint {
+        kind: Kind::Equality,
+        f: f.as_ref(),
+    }));
+    let mut x0 = vec![0.0; lay.len()];
+    x0[off..].iter_mut().for_each(|v| *v = 0.5);
+    let opts = AlOptions {
+        opt_tol: 1e-9,
+        feas_tol: 1e-11,
+        ..AlOptions::default()
+    };
+    let eq = minimize_al(&obj, &cons, &s.bounds_for(&lay), &x0, None, opts).unwrap();
+    assert!(eq.kkt.feasibility < 1e-9, "{:?}", eq.kkt);
+    assert!(
+        (fit.objective + eq.f).abs() < 1e-6 * (1.0 + eq.f.abs()),
+        "eliminated {} vs equality-constrained {}",
+        fit.objective,
+        -eq.f
+    );
+    for i in 0..n {
+        let r: f64 = fit.a[i * n..(i + 1) * n].iter().sum();
+        assert!((r - 1.0).abs() < 1e-12, "row {i} sums to {r}");
+        assert!(fit.a[i * n..(i + 1) * n].iter().all(|v| *v >= 0.01 - 1e-9));
+    }
+}

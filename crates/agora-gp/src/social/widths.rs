@@ -128,7 +128,7 @@ impl SocialModel {
             g.iter_mut().for_each(|e| *e = -*e);
             Ok(lv_min - v)
         };
-        let mut cons = constraints(&[&balls], &[]);
+        let mut cons = constraints(&[&balls]);
         if !public.is_empty() {
             cons.push(Constraint {
                 kind: Kind::Inequality,
