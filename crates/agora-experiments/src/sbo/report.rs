@@ -441,8 +441,14 @@ pub fn report_markdown(
         }
         md.push_str(&table.markdown());
         if let Some((_, sbo)) = rows.iter().find(|r| r.0 == "sbo") {
-            claims(&mut md, t, sbo, &rows, rounds)?;
-            md.push_str(&graph_against_ideal(t, sbo, quick)?);
+            let regret = claims(&mut md, t, sbo, &rows, rounds)?;
+            let (line, graph) = graph_against_ideal(t, sbo, quick)?;
+            if let (Some(v), Some(g)) = (regret, graph)
+                && v != Verdict::Holds
+            {
+                md.push_str(&g.why_not());
+            }
+            md.push_str(&line);
             md.push_str(&rule_section(sbo, rounds));
         }
     }
@@ -503,16 +509,73 @@ fn tasks_section(tasks: &[SocialTask]) -> Result<String> {
     Ok(md)
 }
 
+/// SBO's final graph error beside the two references of [`graph_against_ideal`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct GraphReading {
+    /// SBO's mean final `‖Â − A‖_F`.
+    sbo: f64,
+    /// The uniform matrix's error.
+    uniform: f64,
+    /// The ideal estimator's median and upper quartile (`None` when A is singular).
+    ideal: Option<(f64, f64)>,
+}
+
+impl GraphReading {
+    /// The measured reading of SBO's graph estimate, for a task where SBO's regret is not
+    /// lower than every baseline's: whether `Â` is what holds it back.
+    fn why_not(&self) -> String {
+        let ideal = self
+            .ideal
+            .map_or("cannot identify A (singular)".to_string(), |(m, _)| {
+                format!("reaches a median {m:.3}")
+            });
+        let reading = match self.ideal {
+            _ if self.sbo <= self.uniform => {
+                if self.ideal.is_some_and(|(_, upper)| self.sbo > upper) {
+                    "SBO's graph estimate beats the uniform guess but not the ideal estimator with as many \
+                     private votes: a better estimate of A was available from the same votes"
+                } else {
+                    "SBO's graph estimate is as good as the ideal estimator's, so A's estimate is not what \
+                     holds it back here; the cause is not measured"
+                }
+            }
+            Some((median, _)) if self.sbo > median => {
+                "SBO's final graph estimate is worse than guessing the uniform matrix, while an ideal estimator \
+                 does better with as many private votes: the private utilities SBO recovers are bent by a wrong Â, \
+                 and the limit is its graph estimate (the MAP's joint fit of U and A under the graph prior), not \
+                 the number of private votes it paid for"
+            }
+            Some(_) => {
+                "SBO's final graph estimate is worse than guessing the uniform matrix (though within the ideal \
+                 estimator's spread): the private utilities SBO recovers are bent by a wrong Â"
+            }
+            None => {
+                "A is singular, so no estimator can identify it from votes, and SBO's graph estimate is worse than \
+                 guessing the uniform matrix: the private utilities SBO recovers are bent by a wrong Â"
+            }
+        };
+        format!(
+            "- **Why not (measured)**: {reading} (‖Â − A‖_F {:.3}; the uniform guess {:.3}; the ideal estimator \
+             {ideal}).\n",
+            self.sbo, self.uniform
+        )
+    }
+}
+
 /// SBO's final `‖Â − A‖_F` beside the ideal estimator's at the same number of private votes
 /// ([`super::ideal`]: public utilities known exactly, only `A` fitted; 50 vote sets, 10 with
-/// `--quick`).
-fn graph_against_ideal(task: &SocialTask, sbo: &[&SboRun], quick: bool) -> Result<String> {
+/// `--quick`): the report's line and the numbers.
+fn graph_against_ideal(
+    task: &SocialTask,
+    sbo: &[&SboRun],
+    quick: bool,
+) -> Result<(String, Option<GraphReading>)> {
     let ge: Vec<f64> = sbo
         .iter()
         .filter_map(|r| r.graph_error.last().copied())
         .collect();
     if ge.is_empty() {
-        return Ok(String::new());
+        return Ok((String::new(), None));
     }
     let k = mean_se(&values(sbo, private)).0.round().max(1.0) as usize;
     let row = super::ideal::ideal_graph_error(
@@ -521,23 +584,33 @@ fn graph_against_ideal(task: &SocialTask, sbo: &[&SboRun], quick: bool) -> Resul
         if quick { 10 } else { 50 },
         super::ideal::IDEAL_SEED,
     )?;
-    let ideal = match row.graph_error {
+    let (ideal, quartiles) = match row.graph_error {
         super::ideal::GraphError::Estimated {
             median,
             lower_quartile,
             upper_quartile,
-        } => format!("median {median:.3} [quartiles {lower_quartile:.3}, {upper_quartile:.3}]"),
-        super::ideal::GraphError::NotIdentifiable { .. } => {
-            "none: A is singular, so no estimator can identify it".into()
-        }
+        } => (
+            format!("median {median:.3} [quartiles {lower_quartile:.3}, {upper_quartile:.3}]"),
+            Some((median, upper_quartile)),
+        ),
+        super::ideal::GraphError::NotIdentifiable { .. } => (
+            "none: A is singular, so no estimator can identify it".into(),
+            None,
+        ),
     };
-    Ok(format!(
+    let line = format!(
         "- Â's error: SBO's final ‖Â − A‖_F is {} after {k} private votes (mean); an ideal estimator that knows \
          the public utilities exactly and fits only A to {k} random private group votes reaches {ideal}; guessing \
          the uniform matrix scores {:.3}.\n",
         stats::pm_of(&ge, 3),
         row.uniform_error
-    ))
+    );
+    let reading = GraphReading {
+        sbo: mean_se(&ge).0,
+        uniform: row.uniform_error,
+        ideal: quartiles,
+    };
+    Ok((line, Some(reading)))
 }
 
 /// What SBO's private-vote rule saw: mean widths, `L` and the step at a few rounds.
@@ -589,21 +662,23 @@ fn rule_section(sbo: &[&SboRun], rounds: usize) -> String {
     )
 }
 
-/// The paper's claims on one task, judged against the other methods' runs.
+/// The paper's claims on one task, judged against the other methods' runs; returns the
+/// verdict of the regret claim (SBO lower than each baseline), if judged.
 fn claims(
     md: &mut String,
     task: &SocialTask,
     sbo: &[&SboRun],
     rows: &[(&str, Vec<&SboRun>)],
     rounds: usize,
-) -> Result<()> {
+) -> Result<Option<Verdict>> {
     let sbo_pm = |m: fn(&SboRun) -> f64| stats::pm_of(&values(sbo, m), 3);
     // Fig. 5: SBO outperforms the baselines (Oracle, Single Agent, Independent).
     let baselines: Vec<_> = rows
         .iter()
         .filter(|r| ["oracle", "single-agent", "independent"].contains(&r.0))
         .collect();
-    if let Some(c) = against_each(sbo, &baselines, cumulative, Better::Lower)? {
+    let regret = against_each(sbo, &baselines, cumulative, Better::Lower)?;
+    if let Some(c) = &regret {
         let _ = writeln!(
             md,
             "\n- **SBO's cumulative regret is lower than each of the paper's baselines** (Fig. 5): {} — SBO {}; {}.",
@@ -726,7 +801,7 @@ fn claims(
             ge(&t5.1)
         );
     }
-    Ok(())
+    Ok(regret.map(|c| c.verdict))
 }
 
 #[cfg(test)]
@@ -755,6 +830,30 @@ mod tests {
     /// Claims pair seeds: SBO's regret is a constant 0.1 a round below every other method's
     /// on each seed while the seeds spread by 1 a round (so unpaired SEs would overlap),
     /// and the report prints the rule.
+    /// The "why not" reading names the graph estimate only when it is measured to be the
+    /// cause: worse than the uniform guess, or than the ideal estimator's upper quartile.
+    #[test]
+    fn the_why_not_reading_follows_the_graph_error() {
+        let r = |sbo| GraphReading {
+            sbo,
+            uniform: 0.68,
+            ideal: Some((0.32, 0.53)),
+        };
+        let worse = r(1.17).why_not();
+        assert!(
+            worse.contains("worse than guessing the uniform matrix"),
+            "{worse}"
+        );
+        assert!(worse.contains("1.170") && worse.contains("0.680") && worse.contains("0.320"));
+        assert!(r(0.6).why_not().contains("not the ideal estimator"));
+        assert!(r(0.4).why_not().contains("not what holds it back"));
+        let singular = GraphReading {
+            ideal: None,
+            ..r(0.4)
+        };
+        assert!(singular.why_not().contains("singular"));
+    }
+
     #[test]
     fn claims_pair_seeds_and_print_the_rule() {
         let task = SocialTask::by_name("toy").unwrap();
