@@ -414,9 +414,11 @@ mod tests {
     }
 
     /// A regression run from the full suite: on hotel, seed 7, the warm-start-only MAP
-    /// refit of round 22 (32 points) stops short of stationarity. The suite's run used to
+    /// refit of round 22 (32 points) stopped short of stationarity. The suite's run used to
     /// stop there with `Error::Numerical`; the strategy now refits from its fresh starts
-    /// (same seed) before it gives up, and the run goes on.
+    /// (same seed) before it gives up, and the run goes on. Since the rows of A are
+    /// eliminated rather than penalized, that refit no longer stalls (measured), so this run
+    /// now checks only that the suite's case goes through.
     #[test]
     fn a_warm_refit_that_stalls_is_retried_from_fresh_starts() {
         let task = SocialTask::by_name("hotel").unwrap();
