@@ -359,6 +359,7 @@ mod tests {
             "gp-ucb-full",
             "uniform",
             "turbo",
+            "line-bo",
             "cma-es",
         ] {
             for space in [&int, &cat, &cand] {
@@ -389,6 +390,12 @@ mod tests {
         };
         let turbo = crate::TurboConfig::default().n_init as f64;
         assert_eq!(default("turbo", "n_init"), turbo);
+        let line = crate::LineBoConfig::default();
+        assert_eq!(default("line-bo", "n_init"), line.n_init as f64);
+        assert_eq!(
+            default("line-bo", "evals_per_line"),
+            line.evals_per_line as f64
+        );
         assert_eq!(
             default("cma-es", "sigma0"),
             crate::CmaEsConfig::default().sigma0

@@ -6,9 +6,10 @@ use super::{
 use crate::dsbo::{EdgeRule, StructureConfig};
 use crate::{
     Boap, BoapConfig, BoapVariant, Cbo, CboConfig, CmaEs, CmaEsConfig, Dsbo, DsboConfig, GpBo,
-    GpBoConfig, GpUcb, GpUcbConfig, GroupPbo, Hpbo, HpboConfig, PairRule, Pbo, PboConfig,
-    RandomSearch, Sbo, SboConfig, SboGp, SboGpConfig, SboGpVariant, SboVariant, SobolSearch,
-    StandardAcq, Strategy, Turbo, TurboConfig, UniformSearch,
+    GpBoConfig, GpUcb, GpUcbConfig, GroupPbo, Hpbo, HpboConfig, LineBo, LineBoConfig,
+    LineDirection, PairRule, Pbo, PboConfig, RandomSearch, Sbo, SboConfig, SboGp, SboGpConfig,
+    SboGpVariant, SboVariant, SobolSearch, StandardAcq, Strategy, Turbo, TurboConfig,
+    UniformSearch,
 };
 use agora_acq::Beta;
 use agora_acq::risk::RiskKind;
@@ -586,6 +587,46 @@ pub(super) const METHODS: &[Method] = &[
                 ..TurboConfig::default()
             };
             Ok(Box::new(Turbo::new(&s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "line-bo",
+        aliases: &[],
+        description: "LineBO (Kirschner et al. 2019): GP-UCB on one line at a time through the incumbent, along a random direction or coordinate axis",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::RealBoxes,
+        participants: None,
+        knobs: &[
+            Knob {
+                name: "n_init",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("10"),
+                doc: "uniform evaluations before the first line",
+            },
+            Knob {
+                name: "direction",
+                kind: KnobKind::Choice(&["random", "coordinate"]),
+                default: KnobDefault::Value("random"),
+                doc: "how lines are drawn: uniform on the sphere (RandomLineBO) or a coordinate axis (CoordinateLineBO)",
+            },
+            Knob {
+                name: "evals_per_line",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("1"),
+                doc: "evaluations on each line before the next one is drawn",
+            },
+        ],
+        build: |k, s| {
+            let cfg = LineBoConfig {
+                n_init: k.integer("n_init")?,
+                direction: match k.choice("direction")? {
+                    "coordinate" => LineDirection::Coordinate,
+                    _ => LineDirection::Random,
+                },
+                evals_per_line: k.integer("evals_per_line")?,
+                ..LineBoConfig::default()
+            };
+            Ok(Box::new(LineBo::new(&s.space, cfg, s.seed)?))
         },
     },
     Method {
