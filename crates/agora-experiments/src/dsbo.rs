@@ -534,9 +534,10 @@ pub fn experiments(quick: bool) -> Result<Vec<Experiment>> {
         "reinforce",
     ];
     if !quick {
-        // LineBO (the paper's Fig. 9 baseline): a full-kernel GP refit along the run, so
-        // it stays out of the quick suite.
+        // LineBO and GIBO (the paper's Fig. 9 baselines): full-kernel GP refits along the
+        // run, so they stay out of the quick suite.
         bo.insert(5, "line-bo");
+        bo.insert(6, "gibo");
     }
     let ns: Vec<usize> = if quick { vec![3] } else { vec![3, 6] };
     let mut v = Vec::new();
@@ -655,7 +656,7 @@ fn running_max(ys: &[f64]) -> Vec<f64> {
 /// random-structure ablation, which only the suite builds. Two labels predate the registry
 /// and are kept so that runs stay comparable: `gp-ucb` runs `gp-ucb-full` and `random` runs
 /// `uniform` (one random stream per run, unlike the registry's `random`).
-const BLACK_BOX: [(&str, Option<&str>); 8] = [
+const BLACK_BOX: [(&str, Option<&str>); 9] = [
     ("dsbo", Some("dsbo")),
     ("dsbo-batch", Some("dsbo-batch")),
     ("gp-ucb", Some("gp-ucb-full")),
@@ -663,6 +664,7 @@ const BLACK_BOX: [(&str, Option<&str>); 8] = [
     ("random-structure", None),
     ("turbo", Some("turbo")),
     ("line-bo", Some("line-bo")),
+    ("gibo", Some("gibo")),
     ("cma-es", Some("cma-es")),
 ];
 

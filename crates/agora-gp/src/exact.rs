@@ -810,6 +810,43 @@ impl ExactGp {
         ))
     }
 
+    /// GIBO's gradient information (Müller, von Rohr & Trimpe 2021, "Local policy search
+    /// with Bayesian optimization", Eq. 9) of observing `f` (with noise) at each row `z` of
+    /// `zs`: `tr Σ_∇(θ | D) − tr Σ_∇(θ | D ∪ {z}) = ‖b(z)‖² / (σ²(z) + σ_n²)`, where
+    /// `Σ_∇(θ | D)` is the posterior covariance of `∇f(θ)`, `b(z) = Cov(∇f(θ), f(z) | D)
+    /// = ∂_θ k(θ, z) − ∂_θ k(θ, X) A⁻¹ k(X, z)` and `σ²(z)` the latent variance at `z`; in
+    /// the units of y squared. Needs a kernel differentiable in its inputs.
+    pub fn gradient_information(&self, theta: &[f64], zs: MatRef<'_, f64>) -> Result<Vec<f64>> {
+        if theta.len() != self.dim() {
+            return Err(Error::dim("theta", self.dim(), theta.len()));
+        }
+        agora_core::check_finite_slice("theta", theta)?;
+        self.check_inputs(zs)?;
+        let (n, d, k) = (self.n(), self.dim(), zs.nrows());
+        let kxz = self.kernel.cross(self.x.as_ref(), zs); // n × k
+        let mut w = kxz.clone();
+        self.chol.solve_in_place(w.as_mut()); // A⁻¹ k(X, Z)
+        let dx = self.kernel.grad_x(theta, self.x.as_ref()); // n × d
+        let dz = self.kernel.grad_x(theta, zs); // k × d
+        let kzz = self.kernel.diag(zs);
+        let s2 = self.y_scale * self.y_scale;
+        Ok((0..k)
+            .map(|c| {
+                let mut b2 = 0.0;
+                for j in 0..d {
+                    let mut b = dz[(c, j)];
+                    for r in 0..n {
+                        b -= dx[(r, j)] * w[(r, c)];
+                    }
+                    b2 += b * b;
+                }
+                let q: f64 = (0..n).map(|r| kxz[(r, c)] * w[(r, c)]).sum();
+                let v = (kzz[c] - q).max(0.0) + self.noise;
+                b2 / v * s2
+            })
+            .collect())
+    }
+
     /// The same model conditioned on extra observations (same hyperparameters and
     /// standardization), by a bordered Cholesky update in `O(n² m)`.
     pub fn condition(&self, x_new: MatRef<'_, f64>, y_new: &[f64]) -> Result<ExactGp> {

@@ -337,3 +337,52 @@ fn optuna_preset_fits_from_the_warm_start_alone_and_reaches_the_same_optimum() {
     let (_, rep3) = ExactGp::fit_from(x, &y, &both, Some(&warm), &mut rng).unwrap();
     assert_eq!(rep3.starts, 2);
 }
+
+/// GIBO's gradient information against brute force: the trace of the posterior covariance of
+/// `∇f(θ)` by central differences of `predict_cov`, before and after conditioning on a noisy
+/// observation at `z` (the covariance does not depend on the observed value).
+#[test]
+fn gradient_information_is_the_drop_in_the_gradient_covariance_trace() {
+    let d = 3;
+    let x = Mat::from_fn(7, d, |i, j| {
+        ((i * 5 + j * 3) % 7) as f64 / 7.0 + 0.05 * j as f64
+    });
+    let y: Vec<f64> = (0..7).map(|i| (i as f64 * 0.7).sin()).collect();
+    let kernel = Box::new(Stationary::ard(StationaryKind::Matern52, d, 0.4));
+    let gp = ExactGp::new(x.clone(), &y, kernel, 0.01, 0.0).unwrap();
+    let theta = [0.4, 0.55, 0.3];
+    let h = 1e-4;
+    let trace = |g: &ExactGp| -> f64 {
+        let mut pts = Mat::zeros(2 * d, d);
+        for j in 0..d {
+            for l in 0..d {
+                pts[(2 * j, l)] = theta[l] + if l == j { h } else { 0.0 };
+                pts[(2 * j + 1, l)] = theta[l] - if l == j { h } else { 0.0 };
+            }
+        }
+        let (_, c) = g.predict_cov(pts.as_ref()).unwrap();
+        (0..d)
+            .map(|j| {
+                (c[(2 * j, 2 * j)] - 2.0 * c[(2 * j, 2 * j + 1)] + c[(2 * j + 1, 2 * j + 1)])
+                    / (4.0 * h * h)
+            })
+            .sum()
+    };
+    let before = trace(&gp);
+    let zs = Mat::from_fn(3, d, |i, j| {
+        [[0.45, 0.5, 0.35], [0.9, 0.1, 0.8], [0.4, 0.55, 0.3]][i][j]
+    });
+    let info = gp.gradient_information(&theta, zs.as_ref()).unwrap();
+    for c in 0..3 {
+        let z = Mat::from_fn(1, d, |_, j| zs[(c, j)]);
+        let after = trace(&gp.condition(z.as_ref(), &[0.0]).unwrap());
+        assert!(
+            close(info[c], before - after, 1e-5, 1e-3),
+            "z {c}: {} vs brute force {}",
+            info[c],
+            before - after
+        );
+    }
+    // A point near θ tells more about the gradient than a far one.
+    assert!(info[0] > info[1], "{info:?}");
+}

@@ -360,6 +360,7 @@ mod tests {
             "uniform",
             "turbo",
             "line-bo",
+            "gibo",
             "cma-es",
         ] {
             for space in [&int, &cat, &cand] {

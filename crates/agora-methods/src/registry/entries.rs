@@ -5,10 +5,10 @@ use super::{
 };
 use crate::dsbo::{EdgeRule, StructureConfig};
 use crate::{
-    Boap, BoapConfig, BoapVariant, Cbo, CboConfig, CmaEs, CmaEsConfig, Dsbo, DsboConfig, GpBo,
-    GpBoConfig, GpUcb, GpUcbConfig, GroupPbo, Hpbo, HpboConfig, LineBo, LineBoConfig,
-    LineDirection, PairRule, Pbo, PboConfig, RandomSearch, Sbo, SboConfig, SboGp, SboGpConfig,
-    SboGpVariant, SboVariant, SobolSearch, StandardAcq, Strategy, Turbo, TurboConfig,
+    Boap, BoapConfig, BoapVariant, Cbo, CboConfig, CmaEs, CmaEsConfig, Dsbo, DsboConfig, Gibo,
+    GiboConfig, GpBo, GpBoConfig, GpUcb, GpUcbConfig, GroupPbo, Hpbo, HpboConfig, LineBo,
+    LineBoConfig, LineDirection, PairRule, Pbo, PboConfig, RandomSearch, Sbo, SboConfig, SboGp,
+    SboGpConfig, SboGpVariant, SboVariant, SobolSearch, StandardAcq, Strategy, Turbo, TurboConfig,
     UniformSearch,
 };
 use agora_acq::Beta;
@@ -627,6 +627,41 @@ pub(super) const METHODS: &[Method] = &[
                 ..LineBoConfig::default()
             };
             Ok(Box::new(LineBo::new(&s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "gibo",
+        aliases: &[],
+        description: "GIBO (Müller et al. 2021): local search by normalized steps along the GP's mean gradient, asking the points that most shrink the gradient's uncertainty",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::RealBoxes,
+        participants: None,
+        knobs: &[
+            Knob {
+                name: "samples_per_step",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("8"),
+                doc: "gradient-information points asked before each step",
+            },
+            Knob {
+                name: "step",
+                kind: KnobKind::Real {
+                    min: 0.0,
+                    min_open: true,
+                    max: 1.0,
+                    max_open: false,
+                },
+                default: KnobDefault::Value("0.1"),
+                doc: "length of each normalized-gradient step in unit-cube coordinates",
+            },
+        ],
+        build: |k, s| {
+            let cfg = GiboConfig {
+                samples_per_step: k.integer("samples_per_step")?,
+                step: k.real("step")?,
+                ..GiboConfig::default()
+            };
+            Ok(Box::new(Gibo::new(&s.space, cfg, s.seed)?))
         },
     },
     Method {
