@@ -130,3 +130,43 @@ macro_rules! evaluations_strategy {
     };
 }
 pub(crate) use evaluations_strategy;
+
+/// The [`crate::AskTell`] of a strategy that evaluates `config.n_init` uniform points (from
+/// its field `init_rng`) and then its own picks (`fn pick(&mut self) -> Result<Vec<f64>>`),
+/// one unit-cube point per query, recording each answer in its [`Evaluations`] `evals`
+/// (fields `dim` and `open` as well).
+macro_rules! design_then_picks {
+    ($t:ty) => {
+        impl crate::open::AskTell for $t {
+            type Pending = ();
+
+            fn open_query(&mut self) -> &mut crate::open::OpenQuery<()> {
+                &mut self.open
+            }
+
+            fn propose(&mut self) -> agora_core::Result<(agora_core::Query, ())> {
+                let u = if self.evals.len() < self.config.n_init {
+                    crate::evaluations::uniform_point(&mut self.init_rng, self.dim)
+                } else {
+                    self.pick()?
+                };
+                Ok((
+                    crate::evaluations::evaluate_query(self.evals.len() as u64, &u),
+                    (),
+                ))
+            }
+
+            fn record(
+                &mut self,
+                query: &agora_core::Query,
+                _: &(),
+                answer: &agora_core::Answer,
+            ) -> agora_core::Result<()> {
+                let (u, y) = crate::evaluations::evaluated(query, answer)?;
+                self.evals.push(u, y);
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use design_then_picks;

@@ -12,12 +12,10 @@
 //! runner whose budget ends mid-batch simply stops; `q = 1` is sequential GP-UCB.
 
 use crate::Strategy;
-use crate::evaluations::{
-    Evaluations, continuous_box, evaluate_query, evaluated, evaluations_strategy, uniform_point,
-};
-use crate::open::{AskTell, OpenQuery};
+use crate::evaluations::{Evaluations, continuous_box, design_then_picks, evaluations_strategy};
+use crate::open::OpenQuery;
 use agora_acq::{AcqOptimizer, Beta, BlockAscent, BoxMaximizer, maximize_ucb};
-use agora_core::{Answer, Error, Query, Result, Space};
+use agora_core::{Error, Result, Space};
 use agora_gp::{AdditiveGrams, ExactGp, FittedSurrogate, Surrogate};
 use agora_math::rng::{Rng, derive_seed, stream};
 use faer::Mat;
@@ -274,28 +272,7 @@ impl GpUcb {
     }
 }
 
-impl AskTell for GpUcb {
-    type Pending = ();
-
-    fn open_query(&mut self) -> &mut OpenQuery<()> {
-        &mut self.open
-    }
-
-    fn propose(&mut self) -> Result<(Query, ())> {
-        let u = if self.evals.len() < self.config.n_init {
-            uniform_point(&mut self.init_rng, self.dim)
-        } else {
-            self.pick()?
-        };
-        Ok((evaluate_query(self.evals.len() as u64, &u), ()))
-    }
-
-    fn record(&mut self, query: &Query, _: &(), answer: &Answer) -> Result<()> {
-        let (u, y) = evaluated(query, answer)?;
-        self.evals.push(u, y);
-        Ok(())
-    }
-}
+design_then_picks!(GpUcb);
 
 impl Strategy for GpUcb {
     fn name(&self) -> String {

@@ -11,12 +11,10 @@
 //! unconstrained UCB one is the one its high-dimensional benchmarks use.)
 
 use crate::Strategy;
-use crate::evaluations::{
-    Evaluations, continuous_box, evaluate_query, evaluated, evaluations_strategy, uniform_point,
-};
-use crate::open::{AskTell, OpenQuery};
+use crate::evaluations::{Evaluations, continuous_box, design_then_picks, evaluations_strategy};
+use crate::open::OpenQuery;
 use agora_acq::ucb_values;
-use agora_core::{Answer, Error, Query, Result, Space};
+use agora_core::{Error, Result, Space};
 use agora_gp::{FittedSurrogate, GpConfig, StationaryKind, Surrogate};
 use agora_math::rng::{Rng, derive_seed, stream};
 use faer::Mat;
@@ -246,28 +244,7 @@ impl LineBo {
     }
 }
 
-impl AskTell for LineBo {
-    type Pending = ();
-
-    fn open_query(&mut self) -> &mut OpenQuery<()> {
-        &mut self.open
-    }
-
-    fn propose(&mut self) -> Result<(Query, ())> {
-        let u = if self.evals.len() < self.config.n_init {
-            uniform_point(&mut self.init_rng, self.dim)
-        } else {
-            self.pick()?
-        };
-        Ok((evaluate_query(self.evals.len() as u64, &u), ()))
-    }
-
-    fn record(&mut self, query: &Query, _: &(), answer: &Answer) -> Result<()> {
-        let (u, y) = evaluated(query, answer)?;
-        self.evals.push(u, y);
-        Ok(())
-    }
-}
+design_then_picks!(LineBo);
 
 impl Strategy for LineBo {
     fn name(&self) -> String {
