@@ -18,6 +18,9 @@
 //!
 //! Problems here are small and dense (Social BO's MAP and its confidence bounds: a few hundred
 //! variables, a handful of constraints), so every constraint is a closure with its gradient.
+//! [`minimize_al_in`] solves in the variables of an affine change of variables ([`Reparam`]:
+//! an elimination, a preconditioner), evaluating the functions at the mapped point and pulling
+//! the Lagrangian's gradient back once per evaluation.
 
 use crate::optim::{LbfgsbOptions, minimize};
 use crate::{Error, Result};
@@ -40,6 +43,34 @@ pub struct Constraint<'a> {
     pub kind: Kind,
     /// Its value and gradient.
     pub f: &'a ConstraintFn<'a>,
+}
+
+/// A change of variables `x = φ(y)` for [`minimize_al_in`]: the solver works in `y` (its box
+/// bounds are on `y`), the objective and constraints are evaluated at `x`. `φ` is affine, so
+/// its Jacobian `M` is constant and the gradient in `y` is `Mᵀ ∇_x`, formed once per
+/// evaluation of the Lagrangian (not once per constraint).
+pub trait Reparam: Sync {
+    /// The number of `x` variables.
+    fn dim_x(&self) -> usize;
+    /// `x = φ(y)`, written into `x`.
+    fn forward(&self, y: &[f64], x: &mut [f64]);
+    /// `gy = Mᵀ gx`.
+    fn pullback(&self, gx: &[f64], gy: &mut [f64]);
+}
+
+/// The identity `x = y` (what [`minimize_al`] uses).
+struct Identity(usize);
+
+impl Reparam for Identity {
+    fn dim_x(&self) -> usize {
+        self.0
+    }
+    fn forward(&self, y: &[f64], x: &mut [f64]) {
+        x.copy_from_slice(y);
+    }
+    fn pullback(&self, gx: &[f64], gy: &mut [f64]) {
+        gy.copy_from_slice(gx);
+    }
 }
 
 /// Solver settings.
@@ -132,11 +163,37 @@ pub fn minimize_al(
     multipliers: Option<&[f64]>,
     opts: AlOptions,
 ) -> Result<AlResult> {
+    minimize_al_in(
+        f,
+        constraints,
+        &Identity(x0.len()),
+        bounds,
+        x0,
+        multipliers,
+        opts,
+    )
+}
+
+/// [`minimize_al`] in the variables `y` of a change of variables `x = φ(y)`: `f` and the
+/// constraints take `x` (and write their gradients in `x`), `bounds` and `y0` are in `y`,
+/// and so are the result's `x` and its stationarity residual (its `f`, feasibility and
+/// multipliers are those of `φ(y)`). A linear preconditioner or an elimination of
+/// variables goes here.
+pub fn minimize_al_in(
+    f: &crate::optim::Objective<'_>,
+    constraints: &[Constraint<'_>],
+    phi: &dyn Reparam,
+    bounds: &[(f64, f64)],
+    x0: &[f64],
+    multipliers: Option<&[f64]>,
+    opts: AlOptions,
+) -> Result<AlResult> {
     let n = x0.len();
     if bounds.len() != n {
         return Err(Error::dim("bounds", n, bounds.len()));
     }
     crate::check_finite_slice("x0", x0)?;
+    let nx = phi.dim_x();
     let m = constraints.len();
     let mut mult = match multipliers {
         Some(v) if v.len() == m => v.to_vec(),
@@ -171,12 +228,18 @@ pub fn minimize_al(
         };
         let exact_inner = inner.pgtol == opts.inner.pgtol && inner.ftol == opts.inner.ftol;
         loosen *= 0.1;
-        let lag = |z: &[f64], g: &mut [f64]| -> Result<f64> {
+        // Scratch for x, its gradient and a constraint's (the inner solver calls `lag` from
+        // one thread; the lock is never contended).
+        let scratch = std::sync::Mutex::new((vec![0.0; nx], vec![0.0; nx], vec![0.0; nx]));
+        let lag = |y: &[f64], gy: &mut [f64]| -> Result<f64> {
+            let mut guard = scratch.lock().unwrap_or_else(|e| e.into_inner());
+            let (z, g, gc) = &mut *guard;
+            phi.forward(y, z);
+            g.iter_mut().for_each(|e| *e = 0.0);
             let mut v = f(z, g)?;
-            let mut gc = vec![0.0; n];
             for (k, c) in constraints.iter().enumerate() {
                 gc.iter_mut().for_each(|e| *e = 0.0);
-                let cv = (c.f)(z, &mut gc)?;
+                let cv = (c.f)(z, gc)?;
                 let coef = match c.kind {
                     Kind::Equality => {
                         v += mult[k] * cv + 0.5 * r * cv * cv;
@@ -189,21 +252,24 @@ pub fn minimize_al(
                     }
                 };
                 if coef != 0.0 {
-                    for (gi, ci) in g.iter_mut().zip(&gc) {
+                    for (gi, ci) in g.iter_mut().zip(gc.iter()) {
                         *gi += coef * ci;
                     }
                 }
             }
+            phi.pullback(g, gy);
             Ok(v)
         };
         let res = minimize(&lag, &x, bounds, inner)?;
         evals += res.evals;
         x = res.x;
+        let mut z = vec![0.0; nx];
+        phi.forward(&x, &mut z);
         // Multiplier update and violation.
         let mut viol: f64 = 0.0;
-        let mut g = vec![0.0; n];
+        let mut g = vec![0.0; nx];
         for (k, c) in constraints.iter().enumerate() {
-            let cv = (c.f)(&x, &mut g)?;
+            let cv = (c.f)(&z, &mut g)?;
             match c.kind {
                 Kind::Equality => {
                     mult[k] += r * cv;
@@ -215,8 +281,8 @@ pub fn minimize_al(
                 }
             }
         }
-        kkt = residuals(f, constraints, bounds, &x, &mult)?;
-        let fx = f(&x, &mut g)?;
+        kkt = residuals_in(f, constraints, phi, bounds, &x, &mult)?;
+        let fx = f(&z, &mut g)?;
         let kkt_ok = kkt.stationarity <= opts.opt_tol * (1.0 + fx.abs())
             && kkt.complementarity <= opts.opt_tol.max(opts.feas_tol) * (1.0 + fx.abs());
         let stalled = (fx - last_f).abs() <= opts.f_tol * (1.0 + fx.abs());
@@ -230,8 +296,10 @@ pub fn minimize_al(
         }
         last_viol = viol;
     }
-    let mut g = vec![0.0; n];
-    let fx = f(&x, &mut g)?;
+    let mut z = vec![0.0; nx];
+    phi.forward(&x, &mut z);
+    let mut g = vec![0.0; nx];
+    let fx = f(&z, &mut g)?;
     Ok(AlResult {
         x,
         f: fx,
@@ -251,14 +319,28 @@ pub fn residuals(
     x: &[f64],
     multipliers: &[f64],
 ) -> Result<Kkt> {
-    let n = x.len();
-    let mut g = vec![0.0; n];
-    f(x, &mut g)?;
-    let mut gc = vec![0.0; n];
+    residuals_in(f, constraints, &Identity(x.len()), bounds, x, multipliers)
+}
+
+/// [`residuals`] at `φ(y)`, stationarity projected on the box in `y`.
+fn residuals_in(
+    f: &crate::optim::Objective<'_>,
+    constraints: &[Constraint<'_>],
+    phi: &dyn Reparam,
+    bounds: &[(f64, f64)],
+    y: &[f64],
+    multipliers: &[f64],
+) -> Result<Kkt> {
+    let nx = phi.dim_x();
+    let mut z = vec![0.0; nx];
+    phi.forward(y, &mut z);
+    let mut g = vec![0.0; nx];
+    f(&z, &mut g)?;
+    let mut gc = vec![0.0; nx];
     let (mut feas, mut comp): (f64, f64) = (0.0, 0.0);
     for (k, c) in constraints.iter().enumerate() {
         gc.iter_mut().for_each(|e| *e = 0.0);
-        let cv = (c.f)(x, &mut gc)?;
+        let cv = (c.f)(&z, &mut gc)?;
         for (gi, ci) in g.iter_mut().zip(&gc) {
             *gi += multipliers[k] * ci;
         }
@@ -270,9 +352,11 @@ pub fn residuals(
             }
         }
     }
-    let stat = x
+    let mut gy = vec![0.0; y.len()];
+    phi.pullback(&g, &mut gy);
+    let stat = y
         .iter()
-        .zip(&g)
+        .zip(&gy)
         .zip(bounds)
         .map(|((xi, gi), (l, h))| ((xi - gi).clamp(*l, *h) - xi).abs())
         .fold(0.0, f64::max);

@@ -103,9 +103,20 @@ impl SocialModel {
             }
             starts.push(x);
         }
+        let pre = self.precond();
+        let pre = pre.as_deref();
         let mut results: Vec<AlResult> = starts
             .par_iter()
-            .map(|x| self.solve_al(lay, obj, &cons, x, multipliers, self.cfg.bound_solver))
+            .map(|x| {
+                self.solve_al(
+                    lay,
+                    obj,
+                    &cons,
+                    (x, multipliers),
+                    self.cfg.bound_solver,
+                    pre,
+                )
+            })
             .collect::<Result<_>>()?;
         // A start that stopped short is retried once from where it stopped, with its
         // multipliers and a larger first penalty; if no start ends feasible, the first start
@@ -116,7 +127,8 @@ impl SocialModel {
             if !usable(r, tol) && accept(r) {
                 let mut opts = self.cfg.bound_solver;
                 opts.penalty *= 100.0;
-                let again = self.solve_al(lay, obj, &cons, &r.x, Some(&r.multipliers), opts)?;
+                let again =
+                    self.solve_al(lay, obj, &cons, (&r.x, Some(&r.multipliers)), opts, pre)?;
                 if usable(&again, tol) {
                     *r = again;
                 }
@@ -126,7 +138,7 @@ impl SocialModel {
             let mut opts = self.cfg.bound_solver;
             opts.penalty *= 1e3;
             opts.max_outer *= 2;
-            results.push(self.solve_al(lay, obj, &cons, &x0, None, opts)?);
+            results.push(self.solve_al(lay, obj, &cons, (&x0, None), opts, pre)?);
         }
         // Feasible points only (to [`SET_FEASIBILITY`]): an infeasible one lies outside the
         // set, and its value is no bound at all. A feasible point that stopped short of the
@@ -160,6 +172,32 @@ impl SocialModel {
     /// best feasible point stopped short of stationarity and was used as an inner value.
     pub fn short_solves(&self) -> usize {
         self.short.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The preconditioner of the utilities for problems over the set at the current fit
+    /// ([`super::map::Precond`]), computed once per fit; `None` before a fit or when the
+    /// `α` block of the negative Hessian does not factor.
+    pub(super) fn precond(&self) -> Option<std::sync::Arc<super::map::Precond>> {
+        let fit = self.fit.as_ref()?;
+        let key: Vec<f64> = fit.alpha.iter().chain(&fit.a).copied().collect();
+        let mut slot = self.precond.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((k, p)) = slot.as_ref()
+            && *k == key
+        {
+            return p.clone();
+        }
+        let base = self.layout(false, false);
+        let h = self.neg_hessian(&self.map_point(&base).ok()?, &base);
+        let p = super::map::Precond::new(
+            fit.alpha.clone(),
+            h.as_ref(),
+            self.n,
+            self.cfg.ridge,
+            self.cfg.bound,
+        )
+        .map(std::sync::Arc::new);
+        *slot = Some((key, p.clone()));
+        p
     }
 
     /// Multipliers for [`SocialModel::minimize_over_set_from`]: zero for the set's own

@@ -150,7 +150,7 @@ impl SocialConfig {
                 feas_tol: 1e-6,
                 f_tol: 1e-9,
                 inner: agora_math::optim::LbfgsbOptions {
-                    m: 6,
+                    m: 10,
                     ftol: 1e-11,
                     pgtol: 1e-7,
                     max_iter: 2000,

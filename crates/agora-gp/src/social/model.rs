@@ -25,7 +25,16 @@ pub struct SocialModel {
     pub(super) fit: Option<SocialFit>,
     /// Set problems whose best feasible point was not stationary (shared by clones).
     pub(super) short: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The preconditioner of problems over the set and the fit it belongs to (`[α̂, Â]`),
+    /// computed on first use ([`SocialModel::precond`]); shared by clones, which check the key.
+    pub(super) precond: PrecondCache,
 }
+
+/// The preconditioner's cache: the fit it belongs to and what was computed for it.
+pub(super) type PrecondCache = std::sync::Arc<std::sync::Mutex<Option<(Vec<f64>, PrecondSlot)>>>;
+
+/// A computed preconditioner, or none when `H_αα` did not factor.
+pub(super) type PrecondSlot = Option<std::sync::Arc<super::map::Precond>>;
 
 impl SocialModel {
     /// A model of `n` agents with `kernel` on points in `[0, 1]^d`.
@@ -68,6 +77,7 @@ impl SocialModel {
             public: Vec::new(),
             fit: None,
             short: Default::default(),
+            precond: Default::default(),
         })
     }
 

@@ -402,32 +402,53 @@ fn eliminating_the_rows_of_the_graph_keeps_the_map() {
     s.refit(1).unwrap();
     let lay = s.layout(false, false);
     let (n, off) = (s.n(), lay.a_off());
-    // The reduced variables drop A_00 and A_11.
-    let keep: Vec<usize> = (0..lay.len())
-        .filter(|&k| k != off && k != off + n * n - 1)
-        .collect();
-    let el = map::Elimination::new(n, off, lay.len(), keep.clone());
     let full = |x: &[f64], g: &mut [f64]| -> Result<f64> {
         g.iter_mut().for_each(|v| *v = 0.0);
         Ok(s.parts(x, &lay, [1.0; 3], Some(g)).iter().sum())
     };
-    let reduced = el.wrap(&full);
-    let y: Vec<f64> = keep
-        .iter()
-        .map(|&k| {
-            if k >= off {
-                0.3
-            } else {
-                ((k * 7 % 11) as f64 / 11.0) - 0.4
-            }
-        })
-        .collect();
-    let x = el.expand(&y);
-    assert!((x[off] - 0.7).abs() < 1e-15 && (x[off + 3] - 0.7).abs() < 1e-15);
-    let mut g = vec![0.0; y.len()];
-    reduced(&y, &mut g).unwrap();
-    let f = |v: &[f64]| reduced(v, &mut vec![0.0; v.len()]).unwrap();
-    check_gradient(f, &y, 1e-6, &g, Tol::Abs(1e-5), "eliminated MAP objective");
+    // The solver's variables drop A_00 and A_11, and with the preconditioner they are
+    // `L^T (α − α̂)` and scaled entries of A.
+    let pre = s.precond().expect("the toy's curvature factors");
+    for pre in [None, Some(&*pre)] {
+        let vars = map::SetVars::new(&lay, pre);
+        let reduced = |y: &[f64], gy: &mut [f64]| -> Result<f64> {
+            let x = vars.expand(y);
+            let mut gx = vec![0.0; x.len()];
+            let v = full(&x, &mut gx)?;
+            agora_math::constrained::Reparam::pullback(&vars, &gx, gy);
+            Ok(v)
+        };
+        let x: Vec<f64> = (0..lay.len())
+            .map(|k| {
+                if k >= off {
+                    if (k - off) / n == (k - off) % n {
+                        0.7
+                    } else {
+                        0.3
+                    }
+                } else {
+                    ((k * 7 % 11) as f64 / 11.0) - 0.4
+                }
+            })
+            .collect();
+        let y = vars.reduce(&x);
+        assert_eq!(y.len(), lay.len() - n);
+        let back = vars.expand(&y);
+        for (a, b) in x.iter().zip(&back) {
+            assert!((a - b).abs() < 1e-12, "expand(reduce(x)) = x: {a} vs {b}");
+        }
+        let mut g = vec![0.0; y.len()];
+        reduced(&y, &mut g).unwrap();
+        let f = |v: &[f64]| reduced(v, &mut vec![0.0; v.len()]).unwrap();
+        check_gradient(
+            f,
+            &y,
+            1e-6,
+            &g,
+            Tol::Abs(1e-5),
+            "MAP objective in the solver's variables",
+        );
+    }
 
     // The same MAP as the equality-constrained problem, solved tightly from the uniform A.
     let fit = s.fit().unwrap().clone();
@@ -475,4 +496,61 @@ fn eliminating_the_rows_of_the_graph_keeps_the_map() {
         assert!((r - 1.0).abs() < 1e-12, "row {i} sums to {r}");
         assert!(fit.a[i * n..(i + 1) * n].iter().all(|v| *v >= 0.01 - 1e-9));
     }
+}
+
+/// The preconditioner (`map::Precond`: `α = α̂ + L⁻ᵀ y` with `L Lᵀ` each agent's block of
+/// the MAP's curvature, scaled entries of `A` and `β`) changes the solver's path, not the
+/// problem: the widths and the optimistic-improvement-like bound over an extended layout
+/// agree with the unpreconditioned solves to the solver's tolerance.
+#[test]
+fn the_preconditioner_keeps_the_set_problems() {
+    let mut s = toy_model(Coupling::Learned);
+    s.refit(3).unwrap();
+    assert!(s.precond().is_some());
+    let with = [
+        s.difference_widths(0, 2).unwrap(),
+        s.difference_widths(1, 4).unwrap(),
+    ];
+    let upper_with = {
+        let lay = s.layout(true, false);
+        let obj = |v: &[f64], g: &mut [f64]| -> agora_core::Result<f64> {
+            g.iter_mut().for_each(|e| *e = 0.0);
+            g[0] = -1.0;
+            g[lay.beta() + 1] = -1.0;
+            Ok(-(v[0] + v[lay.beta() + 1]))
+        };
+        s.minimize_over_set(&lay, &obj, &[], s.map_point(&lay).unwrap())
+            .unwrap()
+            .f
+    };
+    // The same fit with the preconditioner switched off (its slot holds "none" for it).
+    let fit = s.fit().unwrap();
+    let key: Vec<f64> = fit.alpha.iter().chain(&fit.a).copied().collect();
+    let mut off = s.clone();
+    off.precond = Default::default();
+    *off.precond.lock().unwrap() = Some((key, None));
+    assert!(off.precond().is_none());
+    let without = [
+        off.difference_widths(0, 2).unwrap(),
+        off.difference_widths(1, 4).unwrap(),
+    ];
+    for (a, b) in with.iter().flatten().zip(without.iter().flatten()) {
+        assert!((a - b).abs() < 1e-4 * (1.0 + b.abs()), "width {a} vs {b}");
+    }
+    let upper_without = {
+        let lay = off.layout(true, false);
+        let obj = |v: &[f64], g: &mut [f64]| -> agora_core::Result<f64> {
+            g.iter_mut().for_each(|e| *e = 0.0);
+            g[0] = -1.0;
+            g[lay.beta() + 1] = -1.0;
+            Ok(-(v[0] + v[lay.beta() + 1]))
+        };
+        off.minimize_over_set(&lay, &obj, &[], off.map_point(&lay).unwrap())
+            .unwrap()
+            .f
+    };
+    assert!(
+        (upper_with - upper_without).abs() < 1e-4 * (1.0 + upper_without.abs()),
+        "{upper_with} vs {upper_without}"
+    );
 }
