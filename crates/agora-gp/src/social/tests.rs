@@ -507,11 +507,8 @@ fn the_preconditioner_keeps_the_set_problems() {
     let mut s = toy_model(Coupling::Learned);
     s.refit(3).unwrap();
     assert!(s.precond().is_some());
-    let with = [
-        s.difference_widths(0, 2).unwrap(),
-        s.difference_widths(1, 4).unwrap(),
-    ];
-    let upper_with = {
+    // A bound at a new point: the largest u_0 at point 0 plus agent 1's new coordinate.
+    let upper = |s: &SocialModel| {
         let lay = s.layout(true, false);
         let obj = |v: &[f64], g: &mut [f64]| -> agora_core::Result<f64> {
             g.iter_mut().for_each(|e| *e = 0.0);
@@ -523,6 +520,11 @@ fn the_preconditioner_keeps_the_set_problems() {
             .unwrap()
             .f
     };
+    let with = [
+        s.difference_widths(0, 2).unwrap(),
+        s.difference_widths(1, 4).unwrap(),
+    ];
+    let upper_with = upper(&s);
     // The same fit with the preconditioner switched off (its slot holds "none" for it).
     let fit = s.fit().unwrap();
     let key: Vec<f64> = fit.alpha.iter().chain(&fit.a).copied().collect();
@@ -537,18 +539,7 @@ fn the_preconditioner_keeps_the_set_problems() {
     for (a, b) in with.iter().flatten().zip(without.iter().flatten()) {
         assert!((a - b).abs() < 1e-4 * (1.0 + b.abs()), "width {a} vs {b}");
     }
-    let upper_without = {
-        let lay = off.layout(true, false);
-        let obj = |v: &[f64], g: &mut [f64]| -> agora_core::Result<f64> {
-            g.iter_mut().for_each(|e| *e = 0.0);
-            g[0] = -1.0;
-            g[lay.beta() + 1] = -1.0;
-            Ok(-(v[0] + v[lay.beta() + 1]))
-        };
-        off.minimize_over_set(&lay, &obj, &[], off.map_point(&lay).unwrap())
-            .unwrap()
-            .f
-    };
+    let upper_without = upper(&off);
     assert!(
         (upper_with - upper_without).abs() < 1e-4 * (1.0 + upper_without.abs()),
         "{upper_with} vs {upper_without}"
