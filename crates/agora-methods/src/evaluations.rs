@@ -170,3 +170,44 @@ macro_rules! design_then_picks {
     };
 }
 pub(crate) use design_then_picks;
+
+/// A surrogate's fitted hyperparameters, refitted every `every` new points and reused in
+/// between (TuRBO, LineBO).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Refits {
+    fitted: Option<agora_gp::FittedSurrogate>,
+    /// Points the last fit saw.
+    n_at_fit: usize,
+}
+
+impl Refits {
+    /// The GP conditioned on `(x, y)`, its hyperparameters refitted (warm-started from the
+    /// last fit, seeded by `seed()`) when none is held or `every` points arrived since the
+    /// last fit, else the last fit's. A failed conditioning drops the held fit.
+    pub(crate) fn condition(
+        &mut self,
+        surrogate: &agora_gp::Surrogate,
+        x: Mat<f64>,
+        y: &[f64],
+        every: usize,
+        seed: impl FnOnce() -> u64,
+    ) -> Result<agora_gp::ExactGp> {
+        let n = x.nrows();
+        let model = match self.fitted.take() {
+            Some(f) if n - self.n_at_fit < every => f,
+            prev => {
+                let f = agora_gp::FittedSurrogate::fit(surrogate, &x, y, prev.as_ref(), seed())?;
+                self.n_at_fit = n;
+                f
+            }
+        };
+        let gp = model.condition(x, y)?;
+        self.fitted = Some(model);
+        Ok(gp)
+    }
+
+    /// Forget the fit (a restart).
+    pub(crate) fn clear(&mut self) {
+        *self = Refits::default();
+    }
+}

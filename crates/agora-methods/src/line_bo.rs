@@ -11,11 +11,13 @@
 //! unconstrained UCB one is the one its high-dimensional benchmarks use.)
 
 use crate::Strategy;
-use crate::evaluations::{Evaluations, continuous_box, design_then_picks, evaluations_strategy};
+use crate::evaluations::{
+    Evaluations, Refits, continuous_box, design_then_picks, evaluations_strategy,
+};
 use crate::open::OpenQuery;
 use agora_acq::ucb_values;
 use agora_core::{Error, Result, Space};
-use agora_gp::{FittedSurrogate, GpConfig, StationaryKind, Surrogate};
+use agora_gp::{GpConfig, StationaryKind, Surrogate};
 use agora_math::rng::{Rng, derive_seed, stream};
 use faer::Mat;
 use rand::RngExt;
@@ -125,8 +127,7 @@ pub struct LineBo {
     lines: u64,
     pick: u64,
     line: Option<Line>,
-    fitted: Option<FittedSurrogate>,
-    n_at_fit: usize,
+    fits: Refits,
     open: OpenQuery<()>,
 }
 
@@ -167,8 +168,7 @@ impl LineBo {
             lines: 0,
             pick: 0,
             line: None,
-            fitted: None,
-            n_at_fit: 0,
+            fits: Refits::default(),
             open: OpenQuery::default(),
             config,
         })
@@ -212,17 +212,12 @@ impl LineBo {
         self.pick += 1;
         let x = self.evals.x_mat(dim);
         let y = self.evals.ys.clone();
-        let model = match self.fitted.take() {
-            Some(f) if self.evals.len() - self.n_at_fit < c.refit_every => f,
-            prev => {
-                let seed = derive_seed(self.seed, &[2, self.pick]);
-                let f = FittedSurrogate::fit(&self.surrogate, &x, &y, prev.as_ref(), seed)?;
-                self.n_at_fit = self.evals.len();
-                f
-            }
-        };
-        let gp = model.condition(x, &y)?;
-        self.fitted = Some(model);
+        let (seed, pick) = (self.seed, self.pick);
+        let gp = self
+            .fits
+            .condition(&self.surrogate, x, &y, c.refit_every, || {
+                derive_seed(seed, &[2, pick])
+            })?;
         let line = self.line.as_mut().expect("drawn above");
         let n = c.n_grid;
         let ts: Vec<f64> = (0..n)

@@ -3,12 +3,13 @@
 
 use crate::Strategy;
 use crate::evaluations::{
-    Evaluations, continuous_box, evaluate_query, evaluated, evaluations_strategy, uniform_point,
+    Evaluations, Refits, continuous_box, evaluate_query, evaluated, evaluations_strategy,
+    uniform_point,
 };
 use crate::open::{AskTell, OpenQuery};
 use agora_acq::{Acquisition, RffSample, argmax_finite, ucb_values};
 use agora_core::{Answer, Error, Query, Result, Space};
-use agora_gp::{FittedSurrogate, GpConfig, StationaryKind, Surrogate};
+use agora_gp::{GpConfig, StationaryKind, Surrogate};
 use agora_math::rng::{Rng, derive_seed, stream};
 use faer::Mat;
 use rand::RngExt;
@@ -152,8 +153,7 @@ pub struct Turbo {
     /// The evaluations of the current restart (indices into `evals`).
     local: Vec<usize>,
     region: TrustRegion,
-    fitted: Option<FittedSurrogate>,
-    n_at_fit: usize,
+    fits: Refits,
     open: OpenQuery<Option<f64>>,
 }
 
@@ -195,8 +195,7 @@ impl Turbo {
             init_rng: stream(seed, &[0, 0]),
             init_done: 0,
             local: Vec::new(),
-            fitted: None,
-            n_at_fit: 0,
+            fits: Refits::default(),
             open: OpenQuery::default(),
             config,
         })
@@ -224,8 +223,7 @@ impl Turbo {
         self.init_done = 0;
         self.local.clear();
         self.region = Turbo::fresh_region(&self.config, self.fail_tol);
-        self.fitted = None;
-        self.n_at_fit = 0;
+        self.fits.clear();
     }
 
     /// The best candidate in the trust region around the local incumbent, and the
@@ -237,17 +235,12 @@ impl Turbo {
             self.evals.unit[self.local[i]][j]
         });
         let y: Vec<f64> = self.local.iter().map(|&i| self.evals.ys[i]).collect();
-        let model = match self.fitted.take() {
-            Some(f) if self.local.len() - self.n_at_fit < c.refit_every => f,
-            prev => {
-                let seed = derive_seed(self.seed, &[1, self.pick]);
-                let f = FittedSurrogate::fit(&self.surrogate, &x, &y, prev.as_ref(), seed)?;
-                self.n_at_fit = self.local.len();
-                f
-            }
-        };
-        let gp = model.condition(x, &y)?;
-        self.fitted = Some(model);
+        let (seed, pick) = (self.seed, self.pick);
+        let gp = self
+            .fits
+            .condition(&self.surrogate, x, &y, c.refit_every, || {
+                derive_seed(seed, &[1, pick])
+            })?;
         let Some(best_local) = argmax_finite(&y) else {
             return Err(Error::State("trust region without data".into()));
         };

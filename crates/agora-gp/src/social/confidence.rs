@@ -175,11 +175,23 @@ impl SocialModel {
     }
 
     /// The preconditioner of the utilities for problems over the set at the current fit
-    /// ([`super::map::Precond`]), computed once per fit; `None` before a fit or when the
-    /// `α` block of the negative Hessian does not factor.
+    /// ([`super::map::Precond`]), computed once per fit (keyed by the fit, the votes' counts,
+    /// `L` and the ridge, as clones share the cache); `None` before a fit or when the `α`
+    /// block of the negative Hessian does not factor.
     pub(super) fn precond(&self) -> Option<std::sync::Arc<super::map::Precond>> {
         let fit = self.fit.as_ref()?;
-        let key: Vec<f64> = fit.alpha.iter().chain(&fit.a).copied().collect();
+        let key: Vec<f64> = fit
+            .alpha
+            .iter()
+            .chain(&fit.a)
+            .copied()
+            .chain([
+                self.private.len() as f64,
+                self.public.len() as f64,
+                self.cfg.bound,
+                self.cfg.ridge,
+            ])
+            .collect();
         let mut slot = self.precond.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((k, p)) = slot.as_ref()
             && *k == key

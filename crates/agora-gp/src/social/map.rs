@@ -107,8 +107,9 @@ pub(super) fn log_extended(a: f64, eps: f64) -> (f64, f64) {
 /// the MAP the likelihood ratio is then roughly `½‖y‖²`, so L-BFGS-B's quasi-Newton model
 /// starts close to the problem's curvature. Measured at t = 50 on thermal comfort (`H_αα`'s
 /// condition number ~100 there): the width problems with the graph known took half the
-/// objective evaluations (with the whole `α` block), and `agora bench sbo` went from 0.34 to 0.19 s per iteration
-/// (with L-BFGS-B's memory 10; without the preconditioner a memory of 6 was faster).
+/// objective evaluations (with the whole `α` block), and `agora bench sbo` went from 0.34
+/// to 0.19 s per iteration at an L-BFGS-B memory of 10 (0.22 s with the `1/L²` floor
+/// below, which IPOPT conformance needs at ridge 0).
 #[derive(Debug)]
 pub(super) struct Precond {
     /// `α̂`, agent-major.

@@ -526,10 +526,10 @@ fn the_preconditioner_keeps_the_set_problems() {
     ];
     let upper_with = upper(&s);
     // The same fit with the preconditioner switched off (its slot holds "none" for it).
-    let fit = s.fit().unwrap();
-    let key: Vec<f64> = fit.alpha.iter().chain(&fit.a).copied().collect();
     let mut off = s.clone();
     off.precond = Default::default();
+    off.precond();
+    let key = off.precond.lock().unwrap().take().unwrap().0;
     *off.precond.lock().unwrap() = Some((key, None));
     assert!(off.precond().is_none());
     let without = [
