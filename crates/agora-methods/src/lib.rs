@@ -7,6 +7,7 @@
 //! them. The [`registry`] builds any of them by name. The [`suggest`]ers run a strategy's
 //! model step on a history supplied from outside (samplers inside other frameworks).
 
+pub mod alebo;
 pub mod boap;
 pub mod cbo;
 pub mod cbo_graph;
@@ -30,9 +31,11 @@ pub mod standard;
 pub mod suggest;
 #[cfg(test)]
 mod testing;
+pub mod tree_bo;
 pub mod turbo;
 pub mod uniform_search;
 
+pub use alebo::{Alebo, AleboAcquisition, AleboConfig, AleboMetric};
 pub use boap::{Arm, ArmRule, Boap, BoapConfig, BoapRecord, BoapVariant};
 pub use cbo::{Cbo, CboConfig, CboScoring, FixedGp};
 pub use cbo_graph::{Graph, GraphCbo, GraphCboConfig, GraphScoring, GraphSearch};
@@ -50,6 +53,7 @@ pub use sbo::{PrivateRule, RoundWidths, Sbo, SboConfig, SboRound, SboVariant};
 pub use sbo_gp::{SboGp, SboGpConfig, SboGpRound, SboGpVariant};
 pub use standard::{GpBo, GpBoConfig, RandomSearch, SobolSearch, StandardAcq};
 pub use suggest::{GpSuggester, PreferenceSuggester, PreferenceSuggesterConfig};
+pub use tree_bo::{TreeBo, TreeBoConfig, TreeBoRecord, TreeBoResample};
 pub use turbo::{TrustRegionAcq, Turbo, TurboConfig};
 pub use uniform_search::UniformSearch;
 

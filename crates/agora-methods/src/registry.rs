@@ -361,6 +361,8 @@ mod tests {
             "turbo",
             "line-bo",
             "gibo",
+            "tree-bo",
+            "alebo",
             "cma-es",
         ] {
             for space in [&int, &cat, &cand] {
@@ -401,6 +403,19 @@ mod tests {
             default("cma-es", "sigma0"),
             crate::CmaEsConfig::default().sigma0
         );
+        let tree = crate::TreeBoConfig::default();
+        assert_eq!(default("tree-bo", "n_init"), tree.n_init as f64);
+        assert_eq!(
+            default("tree-bo", "resample_every"),
+            tree.resample_every as f64
+        );
+        let alebo = crate::AleboConfig::default();
+        assert_eq!(default("alebo", "n_init"), alebo.n_init as f64);
+        assert_eq!(
+            default("alebo", "embedding_dim"),
+            alebo.embedding_dim as f64
+        );
+        assert_eq!(default("alebo", "refit_every"), alebo.refit_every as f64);
     }
 
     #[test]

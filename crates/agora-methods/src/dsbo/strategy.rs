@@ -9,6 +9,7 @@ use crate::Strategy;
 use crate::evaluations::continuous_box;
 use crate::gp_ucb::{GpUcb, GpUcbConfig};
 use crate::open::{self, AskTell, OpenQuery};
+use agora_acq::{AcqOptimizer, BlockAscent};
 use agora_core::{Answer, Point, Query, Result, Space};
 use agora_gp::{AdditiveHyper, StationaryKind, Surrogate};
 use agora_math::rng::derive_seed;
@@ -27,14 +28,17 @@ pub struct DsboConfig {
 }
 
 impl DsboConfig {
-    /// Matérn-5/2, the default hyperparameter grid and GP-UCB settings, and the given
-    /// Phase-1 settings.
+    /// Matérn-5/2, the default hyperparameter grid, the default GP-UCB settings with the
+    /// climbing UCB search ([`BlockAscent::climbing`]), and the given Phase-1 settings.
     pub fn new(structure: StructureConfig) -> DsboConfig {
         DsboConfig {
             structure,
             kernel: StationaryKind::Matern52,
             hyper: AdditiveHyper::default(),
-            gp_ucb: GpUcbConfig::default(),
+            gp_ucb: GpUcbConfig {
+                acq: AcqOptimizer::BlockCoordinate(BlockAscent::climbing()),
+                ..GpUcbConfig::default()
+            },
         }
     }
 }

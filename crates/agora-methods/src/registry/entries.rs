@@ -11,8 +11,8 @@ use crate::{
     SboGpConfig, SboGpVariant, SboVariant, SobolSearch, StandardAcq, Strategy, Turbo, TurboConfig,
     UniformSearch,
 };
-use agora_acq::Beta;
 use agora_acq::risk::RiskKind;
+use agora_acq::{AcqOptimizer, Beta, BlockAscent};
 use agora_core::{Error, Result};
 use agora_gp::GpConfig;
 
@@ -665,6 +665,97 @@ pub(super) const METHODS: &[Method] = &[
         },
     },
     Method {
+        name: "alebo",
+        aliases: &[],
+        description: "ALEBO (Letham et al. 2020): EI in a random linear embedding, over the polytope of points whose up-projection lies in the box, with a Mahalanobis-kernel GP",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::RealBoxes,
+        participants: None,
+        knobs: &[
+            Knob {
+                name: "embedding_dim",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("10"),
+                doc: "embedding dimension d (at least the effective dimension; capped at the space's dimension)",
+            },
+            Knob {
+                name: "n_init",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("10"),
+                doc: "initial points, uniform in the polytope",
+            },
+            Knob {
+                name: "metric",
+                kind: KnobKind::Choice(&["ambient", "embedded"]),
+                default: KnobDefault::Value("ambient"),
+                doc: "the kernel's metric: ARD on the up-projected points (D lengthscales) or on the embedding (d)",
+            },
+            Knob {
+                name: "refit_every",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("1"),
+                doc: "refit the GP's hyperparameters every this many evaluations (ALEBO refits every one)",
+            },
+        ],
+        build: |k, s| {
+            let cfg = crate::AleboConfig {
+                embedding_dim: k.integer("embedding_dim")?.min(s.space.dim()),
+                n_init: k.integer("n_init")?,
+                refit_every: k.integer("refit_every")?,
+                metric: match k.choice("metric")? {
+                    "embedded" => crate::AleboMetric::Embedded,
+                    _ => crate::AleboMetric::Ambient,
+                },
+                ..crate::AleboConfig::default()
+            };
+            Ok(Box::new(crate::Alebo::new(&s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
+        name: "tree-bo",
+        aliases: &[],
+        description: "TreeBO-style additive GP-UCB (Han et al. 2021; Wang et al. 2017): disjoint groups of coordinates Gibbs-sampled on the marginal likelihood, the UCB maximized group by group",
+        feedback: &[Feedback::Evaluations],
+        spaces: Spaces::RealBoxes,
+        participants: None,
+        knobs: &[
+            Knob {
+                name: "n_init",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("10"),
+                doc: "uniform evaluations before the first pick",
+            },
+            Knob {
+                name: "max_group_size",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("3"),
+                doc: "largest number of coordinates in one group of the decomposition",
+            },
+            Knob {
+                name: "resample_every",
+                kind: KnobKind::count(1),
+                default: KnobDefault::Value("10"),
+                doc: "evaluations between Gibbs resamplings of the decomposition",
+            },
+            Knob {
+                name: "beta",
+                kind: KnobKind::at_least(0.0, false),
+                default: KnobDefault::Value("2"),
+                doc: "exploration weight beta of each group's mu_g + sqrt(beta) sigma_g",
+            },
+        ],
+        build: |k, s| {
+            let cfg = crate::TreeBoConfig {
+                n_init: k.integer("n_init")?,
+                max_group_size: k.integer("max_group_size")?,
+                resample_every: k.integer("resample_every")?,
+                beta: k.real("beta")?,
+                ..crate::TreeBoConfig::default()
+            };
+            Ok(Box::new(crate::TreeBo::new(&s.space, cfg, s.seed)?))
+        },
+    },
+    Method {
         name: "cma-es",
         aliases: &[],
         description: "CMA-ES (Hansen 2016) in the unit cube, one sample per query, restarts when the step size collapses",
@@ -705,7 +796,10 @@ pub fn dsbo_config(k: &Knobs) -> Result<DsboConfig> {
         EdgeRule::Budget(k.integer("edge_budget")?),
     );
     Ok(DsboConfig {
-        gp_ucb: gp_ucb_config(k, (q > 1).then_some(q))?,
+        gp_ucb: GpUcbConfig {
+            acq: AcqOptimizer::BlockCoordinate(BlockAscent::climbing()),
+            ..gp_ucb_config(k, (q > 1).then_some(q))?
+        },
         ..DsboConfig::new(structure)
     })
 }
