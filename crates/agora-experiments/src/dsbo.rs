@@ -788,7 +788,7 @@ fn suite_knobs(method: &str, budget: &Budget) -> Result<registry::Knobs> {
 }
 
 /// GIBO's normalized step in the suite (unit cube, L2), calibrated at D ≈ 400
-/// ([`suite_knobs`]).
+/// (set for `gibo` by the suite's knobs).
 pub const GIBO_STEP: f64 = 1.0;
 
 /// DSS-GP-UCB (`dsbo`, or `dsbo-batch` in batches of [`BATCH_Q`]) with the suite's
@@ -2445,7 +2445,7 @@ mod tests {
         );
         assert!(md.contains("**Why, drone-3 dense against turbo"), "{md}");
         assert!(
-            md.contains("**holds**: no competitor is behind DSS-GP-UCB beyond 2 SE") == false
+            !md.contains("**holds**: no competitor is behind DSS-GP-UCB beyond 2 SE")
                 && md.contains("turbo 10.09 ± 0.03 (behind DSS-GP-UCB by more than 2 SE)"),
             "{md}"
         );
