@@ -63,7 +63,7 @@ use rand_distr::{Distribution, StandardNormal};
 use crate::dsbo_env::{DsboTask, EpisodeRecord, TeamEnv, run_episode};
 use crate::hom::HomPolicy;
 use crate::mpe::RewardSchedule;
-use crate::reinforce::ReinforceTrace;
+use crate::reinforce::{Adam, ReinforceTrace};
 
 /// What [`ppo`] returns: the same record as [`crate::reinforce::reinforce`]'s (per-episode
 /// delivered and true returns, best-so-far, final θ), so experiments run both alike.
@@ -202,35 +202,6 @@ impl PpoConfig {
             }
         }
         Ok(())
-    }
-}
-
-/// Adam (Kingma & Ba 2015) moving parameters *up* its gradient argument.
-struct Adam {
-    m: Vec<f64>,
-    v: Vec<f64>,
-    t: i32,
-}
-
-impl Adam {
-    fn new(len: usize) -> Adam {
-        Adam {
-            m: vec![0.0; len],
-            v: vec![0.0; len],
-            t: 0,
-        }
-    }
-
-    fn ascend(&mut self, x: &mut [f64], grad: &[f64], lr: f64) {
-        const B1: f64 = 0.9;
-        const B2: f64 = 0.999;
-        self.t += 1;
-        let (c1, c2) = (1.0 - B1.powi(self.t), 1.0 - B2.powi(self.t));
-        for k in 0..x.len() {
-            self.m[k] = B1 * self.m[k] + (1.0 - B1) * grad[k];
-            self.v[k] = B2 * self.v[k] + (1.0 - B2) * grad[k] * grad[k];
-            x[k] += lr * (self.m[k] / c1) / ((self.v[k] / c2).sqrt() + 1e-8);
-        }
     }
 }
 

@@ -110,24 +110,34 @@ pub struct ReinforceTrace {
     pub theta: Vec<f64>,
 }
 
-/// Adam state.
-struct Adam {
+/// Adam (Kingma & Ba 2015) moving parameters *up* its gradient argument (β₁ = 0.9,
+/// β₂ = 0.999, ε = 1e-8); the learners of this crate share it.
+pub(crate) struct Adam {
     m: Vec<f64>,
     v: Vec<f64>,
     t: i32,
 }
 
 impl Adam {
-    fn step(&mut self, theta: &mut [f64], grad: &[f64], lr: f64) {
+    /// Fresh moments for `len` parameters.
+    pub(crate) fn new(len: usize) -> Adam {
+        Adam {
+            m: vec![0.0; len],
+            v: vec![0.0; len],
+            t: 0,
+        }
+    }
+
+    /// One ascent step of `x` along `grad` with step size `lr`.
+    pub(crate) fn ascend(&mut self, x: &mut [f64], grad: &[f64], lr: f64) {
         const B1: f64 = 0.9;
         const B2: f64 = 0.999;
         self.t += 1;
         let (c1, c2) = (1.0 - B1.powi(self.t), 1.0 - B2.powi(self.t));
-        for k in 0..theta.len() {
+        for k in 0..x.len() {
             self.m[k] = B1 * self.m[k] + (1.0 - B1) * grad[k];
             self.v[k] = B2 * self.v[k] + (1.0 - B2) * grad[k] * grad[k];
-            let step = lr * (self.m[k] / c1) / ((self.v[k] / c2).sqrt() + 1e-8);
-            theta[k] = (theta[k] + step).clamp(-1.0, 1.0);
+            x[k] += lr * (self.m[k] / c1) / ((self.v[k] / c2).sqrt() + 1e-8);
         }
     }
 }
@@ -151,11 +161,7 @@ pub fn reinforce(
     let mut theta = theta0.to_vec();
     let mut env = task.make_env()?;
     let sigma = config.noise_std;
-    let mut adam = Adam {
-        m: vec![0.0; d],
-        v: vec![0.0; d],
-        t: 0,
-    };
+    let mut adam = Adam::new(d);
     let mut baseline: Option<Vec<f64>> = None;
     let mut grad = vec![0.0; d];
     let mut in_batch = 0;
@@ -224,7 +230,10 @@ pub fn reinforce(
         in_batch += 1;
         if in_batch == config.batch || k + 1 == config.episodes {
             grad.iter_mut().for_each(|x| *x /= in_batch as f64);
-            adam.step(&mut theta, &grad, config.learning_rate);
+            adam.ascend(&mut theta, &grad, config.learning_rate);
+            for x in &mut theta {
+                *x = x.clamp(-1.0, 1.0);
+            }
             grad.iter_mut().for_each(|x| *x = 0.0);
             in_batch = 0;
         }
