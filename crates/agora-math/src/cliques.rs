@@ -247,6 +247,65 @@ pub fn maximal_cliques(adjacency: &[Vec<bool>]) -> Result<Vec<Vec<usize>>> {
     Ok(BitGraph::from_adjacency(adjacency)?.maximal_cliques())
 }
 
+/// Merge overlapping cliques while the union stays within `cap` vertices: repeatedly the
+/// pair of cliques that share a vertex and whose union is smallest (first pair in index order
+/// on ties) becomes their union, and a clique inside another is dropped. The result covers
+/// every vertex the input covers, each clique sorted, in the order of first appearance.
+///
+/// This is DSBO's optional clique merging: a dependency graph whose Phase 1 missed an edge
+/// splits a true clique `{a, b, c}` into `{a, b}` and `{b, c}`; merging them restores it, and
+/// it also lowers the number of kernel terms. With `cap` at most the largest input clique,
+/// only nested cliques are removed.
+pub fn merge_overlapping(cliques: &[Vec<usize>], cap: usize) -> Vec<Vec<usize>> {
+    let mut cs: Vec<Vec<usize>> = cliques
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            c.sort_unstable();
+            c.dedup();
+            c
+        })
+        .collect();
+    let union = |a: &[usize], b: &[usize]| -> Vec<usize> {
+        let mut u: Vec<usize> = a.iter().chain(b).copied().collect();
+        u.sort_unstable();
+        u.dedup();
+        u
+    };
+    loop {
+        // Drop cliques contained in another (the first copy of equal ones stays).
+        let mut keep = vec![true; cs.len()];
+        for i in 0..cs.len() {
+            for j in 0..cs.len() {
+                let inside = cs[i].iter().all(|v| cs[j].binary_search(v).is_ok());
+                if i != j && keep[j] && inside && (cs[i].len() < cs[j].len() || j < i) {
+                    keep[i] = false;
+                    break;
+                }
+            }
+        }
+        let mut it = keep.iter();
+        cs.retain(|_| *it.next().unwrap_or(&true));
+        let mut best: Option<(usize, usize, usize)> = None;
+        for i in 0..cs.len() {
+            for j in i + 1..cs.len() {
+                if !cs[i].iter().any(|v| cs[j].binary_search(v).is_ok()) {
+                    continue;
+                }
+                let size = union(&cs[i], &cs[j]).len();
+                if size <= cap && best.is_none_or(|(s, _, _)| size < s) {
+                    best = Some((size, i, j));
+                }
+            }
+        }
+        let Some((_, i, j)) = best else {
+            return cs;
+        };
+        cs[i] = union(&cs[i], &cs[j]);
+        cs.remove(j);
+    }
+}
+
 /// Largest `n` accepted by [`maximal_cliques_brute_force`].
 pub const BRUTE_FORCE_MAX_VERTICES: usize = 20;
 
@@ -379,5 +438,63 @@ mod tests {
         // A true diagonal (self-loops) is ignored.
         let a = vec![vec![true, false], vec![false, true]];
         assert_eq!(maximal_cliques(&a).unwrap(), vec![vec![0], vec![1]]);
+    }
+
+    #[test]
+    fn merging_overlapping_cliques_respects_the_cap_and_covers_every_vertex() {
+        // A chain of pairs 0-1-2-3-4 and a separate pair 5-6.
+        let chain = vec![vec![0, 1], vec![1, 2], vec![2, 3], vec![3, 4], vec![5, 6]];
+        assert_eq!(
+            merge_overlapping(&chain, 3),
+            vec![vec![0, 1, 2], vec![2, 3, 4], vec![5, 6]]
+        );
+        assert_eq!(
+            merge_overlapping(&chain, 5),
+            vec![vec![0, 1, 2, 3, 4], vec![5, 6]]
+        );
+        // A cap at the largest clique only drops nested and repeated cliques.
+        let nested = vec![vec![2, 0], vec![0, 2, 1], vec![3], vec![1, 0, 2]];
+        assert_eq!(merge_overlapping(&nested, 3), vec![vec![0, 1, 2], vec![3]]);
+        // Brute-force properties on random clique sets: every vertex covered, no clique
+        // above the cap unless given so, none nested in another, no two that could merge.
+        let mut rng = crate::rng::stream(9, &[]);
+        for _ in 0..200 {
+            let n = rand::RngExt::random_range(&mut rng, 1..8);
+            let cs: Vec<Vec<usize>> = (0..n)
+                .map(|_| {
+                    let k = rand::RngExt::random_range(&mut rng, 1..4);
+                    (0..k)
+                        .map(|_| rand::RngExt::random_range(&mut rng, 0..10))
+                        .collect()
+                })
+                .collect();
+            let cap = rand::RngExt::random_range(&mut rng, 1..6);
+            let m = merge_overlapping(&cs, cap);
+            let covered = |x: &[Vec<usize>]| {
+                let mut v: Vec<usize> = x.iter().flatten().copied().collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            assert_eq!(covered(&m), covered(&cs), "{cs:?} cap {cap}");
+            let largest_in = cs
+                .iter()
+                .map(|c| covered(std::slice::from_ref(c)).len())
+                .max();
+            for (i, a) in m.iter().enumerate() {
+                assert!(a.len() <= cap.max(largest_in.unwrap_or(0)), "{m:?}");
+                for (j, b) in m.iter().enumerate() {
+                    if i == j {
+                        continue;
+                    }
+                    assert!(!a.iter().all(|v| b.contains(v)), "nested {a:?} in {b:?}");
+                    let shares = a.iter().any(|v| b.contains(v));
+                    assert!(
+                        !shares || covered(&[a.clone(), b.clone()]).len() > cap,
+                        "{a:?} and {b:?} could merge under cap {cap}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -25,9 +25,24 @@ pub struct DsboConfig {
     pub hyper: AdditiveHyper,
     /// Phase 2.
     pub gp_ucb: GpUcbConfig,
+    /// Merge overlapping cliques while a union has at most this many coordinates before
+    /// Phase 2 ([`agora_math::cliques::merge_overlapping`]); `None`: the maximal cliques as
+    /// Phase 1 found them (the paper).
+    pub merge_cliques: Option<usize>,
 }
 
 impl DsboConfig {
+    /// Check the Phase-2 settings; errors name the field.
+    pub fn validate(&self) -> Result<()> {
+        if self.merge_cliques == Some(0) {
+            return Err(agora_core::Error::invalid(
+                "merge_cliques",
+                "a merged clique needs at least 1 coordinate (None: no merging)",
+            ));
+        }
+        self.gp_ucb.validate()
+    }
+
     /// Matérn-5/2, the default hyperparameter grid, the default GP-UCB settings with the
     /// climbing UCB search ([`BlockAscent::climbing`]), and the given Phase-1 settings.
     pub fn new(structure: StructureConfig) -> DsboConfig {
@@ -39,6 +54,7 @@ impl DsboConfig {
                 acq: AcqOptimizer::BlockCoordinate(BlockAscent::climbing()),
                 ..GpUcbConfig::default()
             },
+            merge_cliques: None,
         }
     }
 }
@@ -84,7 +100,7 @@ impl Dsbo {
     ///
     /// Errors: a bad space or configuration (naming the field).
     pub fn new(space: &Space, config: DsboConfig, seed: u64) -> Result<Dsbo> {
-        config.gp_ucb.validate()?;
+        config.validate()?;
         let search =
             StructureSearch::new(space, config.structure.clone(), derive_seed(seed, &[1]))?;
         Ok(Dsbo {
@@ -110,7 +126,7 @@ impl Dsbo {
         seed: u64,
     ) -> Result<Dsbo> {
         let dim = continuous_box(space)?;
-        config.gp_ucb.validate()?;
+        config.validate()?;
         let structure = Structure::from_cliques(dim, cliques)?;
         Dsbo::searching(space, config, seed, Source::Known, structure)
     }
@@ -127,7 +143,7 @@ impl Dsbo {
         seed: u64,
     ) -> Result<Dsbo> {
         let dim = continuous_box(space)?;
-        config.gp_ucb.validate()?;
+        config.validate()?;
         let structure = Structure::random(
             dim,
             n_edges,
@@ -164,8 +180,12 @@ impl Dsbo {
         seed: u64,
         structure: &Structure,
     ) -> Result<GpUcb> {
+        let cliques = match config.merge_cliques {
+            Some(cap) => agora_math::cliques::merge_overlapping(&structure.cliques, cap),
+            None => structure.cliques.clone(),
+        };
         let surrogate = Surrogate::Additive {
-            cliques: structure.cliques.clone(),
+            cliques,
             kind: config.kernel,
             hyper: config.hyper.clone(),
         };
@@ -369,8 +389,14 @@ mod tests {
         let ok = DsboConfig::new(StructureConfig::new(1, 1, EdgeRule::Budget(1)));
         let e = Dsbo::with_cliques(&space, ok.clone(), &[vec![0, 3]], 0).unwrap_err();
         assert!(e.to_string().contains("cliques[0]"), "{e}");
-        let e = Dsbo::with_random_structure(&space, ok, 4, 0).unwrap_err();
+        let e = Dsbo::with_random_structure(&space, ok.clone(), 4, 0).unwrap_err();
         assert!(e.to_string().contains("n_edges"), "{e}");
+        let no_merge = DsboConfig {
+            merge_cliques: Some(0),
+            ..ok
+        };
+        let e = Dsbo::new(&space, no_merge, 0).unwrap_err();
+        assert!(e.to_string().contains("merge_cliques"), "{e}");
     }
 
     #[test]

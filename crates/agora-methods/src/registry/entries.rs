@@ -542,6 +542,12 @@ pub(super) const METHODS: &[Method] = &[
                 default: KnobDefault::Value("1"),
                 doc: "GP-UCB picks per model update (1: sequential; the paper's batches are 15, GP-BUCB)",
             },
+            Knob {
+                name: "merge_cliques",
+                kind: KnobKind::count(0),
+                default: KnobDefault::Value("0"),
+                doc: "merge overlapping cliques while a union has at most this many coordinates (0: the maximal cliques as found, as the paper)",
+            },
         ],
         build: |k, s| Ok(Box::new(Dsbo::new(&s.space, dsbo_config(k)?, s.seed)?)),
     },
@@ -785,7 +791,8 @@ pub(super) const METHODS: &[Method] = &[
 
 /// DSS-GP-UCB's settings from the knobs of `dsbo`: `t0` points × `c1` Hessian queries, the
 /// `edge_budget` largest summed |Hessian| entries kept (DSBO paper, Alg. 4 lines 2–6), then
-/// GP-UCB with `n_init`, constant `beta` and batches of `q` (`q = 1`: sequential).
+/// GP-UCB with `n_init`, constant `beta` and batches of `q` (`q = 1`: sequential), and
+/// overlapping cliques merged up to `merge_cliques` coordinates (0: not merged).
 ///
 /// Errors: knobs that are not `dsbo`'s.
 pub fn dsbo_config(k: &Knobs) -> Result<DsboConfig> {
@@ -795,7 +802,9 @@ pub fn dsbo_config(k: &Knobs) -> Result<DsboConfig> {
         k.integer("c1")?,
         EdgeRule::Budget(k.integer("edge_budget")?),
     );
+    let merge = k.integer("merge_cliques")?;
     Ok(DsboConfig {
+        merge_cliques: (merge > 0).then_some(merge),
         gp_ucb: GpUcbConfig {
             acq: AcqOptimizer::BlockCoordinate(BlockAscent::climbing()),
             ..gp_ucb_config(k, (q > 1).then_some(q))?
