@@ -2235,19 +2235,19 @@ mod tests {
         assert!(Verdict::Behind < Verdict::Ahead);
     }
 
+    /// `n` uniform points of the unit cube, one draw per coordinate in order.
+    fn uniform_points(rng: &mut agora_math::rng::Rng, n: usize, d: usize) -> Vec<Vec<f64>> {
+        (0..n)
+            .map(|_| (0..d).map(|_| rand::RngExt::random::<f64>(rng)).collect())
+            .collect()
+    }
+
     #[test]
     fn the_held_out_fit_prefers_the_true_additive_structure() {
         // v(x) = Σ_j sin(6 x_j) on 12 dims: a sum of one-dimensional functions, so the
         // all-singletons additive GP predicts held-out values far better than a constant.
         let d = 12;
-        let mut rng = agora_math::rng::stream(3, &[]);
-        let xs: Vec<Vec<f64>> = (0..60)
-            .map(|_| {
-                (0..d)
-                    .map(|_| rand::RngExt::random::<f64>(&mut rng))
-                    .collect()
-            })
-            .collect();
+        let xs = uniform_points(&mut agora_math::rng::stream(3, &[]), 60, d);
         let ys: Vec<f64> = xs
             .iter()
             .map(|x| x.iter().map(|v| (6.0 * v).sin()).sum())
@@ -2306,14 +2306,7 @@ mod tests {
         assert_eq!(agora_math::cliques::merge_overlapping(&merged, 1), merged);
         let diffs: Vec<f64> = (0..10)
             .map(|seed| {
-                let mut rng = agora_math::rng::stream(seed, &[0x3e]);
-                let xs: Vec<Vec<f64>> = (0..80)
-                    .map(|_| {
-                        (0..d)
-                            .map(|_| rand::RngExt::random::<f64>(&mut rng))
-                            .collect()
-                    })
-                    .collect();
+                let xs = uniform_points(&mut agora_math::rng::stream(seed, &[0x3e]), 80, d);
                 let ys: Vec<f64> = xs
                     .iter()
                     .map(|x| {
