@@ -21,6 +21,7 @@ pub mod surrogate;
 
 pub use additive::{
     AdditiveFit, AdditiveGrams, AdditiveHyper, AdditivePosterior, AdditiveSpec, CliqueColumns,
+    ScaleGroups,
 };
 pub use anchor::{AnchorKde, NoiseModel};
 pub use duel::{DuelFit, DuelGp, DuelInference, Duels, EpOptions};

@@ -2,7 +2,7 @@
 //! ([`crate::additive`]) or one ARD kernel over every dimension, fitted and then
 //! conditioned on the data.
 
-use crate::additive::{AdditiveFit, AdditiveGrams, AdditiveHyper, AdditiveSpec};
+use crate::additive::{AdditiveFit, AdditiveGrams, AdditiveHyper, AdditiveSpec, ScaleGroups};
 use crate::{ExactGp, GpConfig, Hyper, Kernel, StationaryKind};
 use agora_core::{Error, Result};
 use agora_math::rng::stream;
@@ -19,6 +19,9 @@ pub enum Surrogate {
         kind: StationaryKind,
         /// How hyperparameters are set.
         hyper: AdditiveHyper,
+        /// Output scales fitted by these groups of cliques; `None`: every clique at `1/M`
+        /// (the paper).
+        groups: Option<ScaleGroups>,
     },
     /// One ARD kernel over all dimensions, fitted by MAP with [`ExactGp::fit`].
     FullArd(GpConfig),
@@ -31,6 +34,7 @@ impl Surrogate {
             cliques,
             kind: StationaryKind::Matern52,
             hyper: AdditiveHyper::default(),
+            groups: None,
         }
     }
 
@@ -47,7 +51,12 @@ impl Surrogate {
     /// configuration's field.
     pub fn validate(&self, dim: usize) -> Result<()> {
         match self {
-            Surrogate::Additive { cliques, hyper, .. } => {
+            Surrogate::Additive {
+                cliques,
+                hyper,
+                groups,
+                ..
+            } => {
                 if cliques.is_empty() {
                     return Err(Error::invalid("cliques", "needs at least one clique"));
                 }
@@ -58,6 +67,9 @@ impl Surrogate {
                             format!("must be a non-empty set of indices in 0..{dim}"),
                         ));
                     }
+                }
+                if let Some(g) = groups {
+                    g.validate(cliques.len())?;
                 }
                 hyper.validate()
             }
@@ -84,6 +96,7 @@ pub struct FittedSurrogate {
     shift: f64,
     scale: f64,
     additive: Option<AdditiveSpec>,
+    converged: bool,
 }
 
 impl FittedSurrogate {
@@ -118,9 +131,10 @@ impl FittedSurrogate {
                 cliques,
                 kind,
                 hyper,
-            } => match grams.filter(|g| g.is_for(cliques, *kind) && g.holds(x)) {
+                groups,
+            } => match grams.filter(|g| g.is_for(cliques, *kind, groups.as_ref()) && g.holds(x)) {
                 Some(g) => AdditiveFit::fit_grams(g, hyper, y),
-                None => AdditiveFit::fit(cliques, *kind, hyper, x, y),
+                None => AdditiveFit::fit_with(cliques, *kind, hyper, groups.as_ref(), x, y),
             }
             .map(|f| FittedSurrogate {
                 kernel: Box::new(f.spec.kernel()),
@@ -129,6 +143,7 @@ impl FittedSurrogate {
                 shift: f.shift,
                 scale: f.scale,
                 additive: Some(f.spec),
+                converged: f.converged,
             }),
             Surrogate::FullArd(cfg) => {
                 let warm_h = warm.map(|f| Hyper {
@@ -147,6 +162,7 @@ impl FittedSurrogate {
                             shift,
                             scale,
                             additive: None,
+                            converged: true,
                         }
                     },
                 )
@@ -176,22 +192,13 @@ impl FittedSurrogate {
         grams: Option<&AdditiveGrams>,
     ) -> Result<ExactGp> {
         let gram = match (&self.additive, grams) {
-            (Some(spec), Some(g)) if g.is_for(&spec.cliques, spec.kind) && g.holds(&x) => {
-                g.gram(spec.lengthscale)
-            }
+            (Some(spec), Some(g)) if g.holds(&x) => g.gram_for(spec),
             _ => None,
         };
         match gram {
             Some(gram) => {
                 let ys: Vec<f64> = y.iter().map(|v| (v - self.shift) / self.scale).collect();
-                ExactGp::with_gram(
-                    x,
-                    &ys,
-                    self.kernel.clone(),
-                    self.noise,
-                    self.mean,
-                    gram.clone(),
-                )
+                ExactGp::with_gram(x, &ys, self.kernel.clone(), self.noise, self.mean, gram)
             }
             None => self.condition(x, y),
         }
@@ -205,5 +212,11 @@ impl FittedSurrogate {
     /// The noise variance (standardized outcomes).
     pub fn noise(&self) -> f64 {
         self.noise
+    }
+
+    /// Whether the fit's optimizer stopped cleanly (an additive fit with output scales by
+    /// group; grid fits always do). The full kernel's MAP fit reports through its own log.
+    pub fn converged(&self) -> bool {
+        self.converged
     }
 }

@@ -85,7 +85,7 @@ struct Batch {
 }
 
 /// One hyperparameter fit of [`GpUcb`]: the values selected (standardized outcomes).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FitRecord {
     /// Evaluations the fit saw.
     pub n: usize,
@@ -94,6 +94,23 @@ pub struct FitRecord {
     pub lengthscale: Option<f64>,
     /// The noise variance.
     pub noise: f64,
+    /// An additive surrogate's output scale of each group of cliques, times the number of
+    /// cliques `M` (1 for every group at the paper's `1/M`), when the scales are fitted by
+    /// group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_scales: Option<Vec<f64>>,
+    /// Whether the fit's optimizer stopped cleanly (always for grid fits; written only
+    /// when it did not).
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub converged: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(v: &bool) -> bool {
+    *v
 }
 
 /// GP-UCB with a pluggable [`Surrogate`], deterministic in its seed.
@@ -137,7 +154,13 @@ impl GpUcb {
                 cliques,
                 kind,
                 hyper,
-            } => Some(AdditiveGrams::new(cliques, *kind, hyper)),
+                groups,
+            } => Some(AdditiveGrams::with_groups(
+                cliques,
+                *kind,
+                hyper,
+                groups.as_ref(),
+            )),
             Surrogate::FullArd(_) => None,
         };
         let init_rng = stream(config.init_seed.unwrap_or(seed), &[0]);
@@ -252,10 +275,24 @@ impl GpUcb {
                 fs,
                 self.grams.as_ref(),
             )?;
+            let group_scales = match &self.surrogate {
+                Surrogate::Additive {
+                    groups: Some(g), ..
+                } => fitted.additive().map(|a| {
+                    let mut out = vec![0.0; g.len()];
+                    for (&c, s) in g.of_clique().iter().zip(&a.scales) {
+                        out[c] = s * a.scales.len() as f64;
+                    }
+                    out
+                }),
+                _ => None,
+            };
             self.fits.push(FitRecord {
                 n,
                 lengthscale: fitted.additive().map(|a| a.lengthscale),
                 noise: fitted.noise(),
+                group_scales,
+                converged: fitted.converged(),
             });
             self.fitted = Some(fitted);
             self.n_at_fit = n;

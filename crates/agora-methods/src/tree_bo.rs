@@ -487,7 +487,8 @@ impl Components {
             alpha,
             kind: fit.spec.kind,
             lengthscale: fit.spec.lengthscale,
-            scale: fit.spec.scale,
+            // TreeBO fits every group at the shared scale `1/M`.
+            scale: fit.spec.scales.first().copied().unwrap_or(0.0),
         })
     }
 

@@ -22,14 +22,26 @@ impl Sum {
     /// An additive kernel over index groups: `Σ_g s_g κ(x_g, x'_g)`, one scaled ARD
     /// stationary kernel per group of columns.
     pub fn additive(kind: StationaryKind, groups: &[Vec<usize>], l0: f64, s0: f64) -> Sum {
+        Sum::additive_scaled(kind, groups, l0, &vec![s0; groups.len()])
+    }
+
+    /// [`Sum::additive`] with output scale `scales[g]` for group `g` (one per group).
+    ///
+    /// Panics if `scales` and `groups` differ in length (a programming error).
+    pub fn additive_scaled(
+        kind: StationaryKind,
+        groups: &[Vec<usize>],
+        l0: f64,
+        scales: &[f64],
+    ) -> Sum {
+        assert_eq!(groups.len(), scales.len(), "one output scale per group");
         Sum {
             parts: groups
                 .iter()
-                .map(|g| {
-                    Box::new(Scale::new(
-                        Box::new(Stationary::on(kind, g.clone(), l0)),
-                        s0,
-                    )) as Box<dyn Kernel>
+                .zip(scales)
+                .map(|(g, &s)| {
+                    Box::new(Scale::new(Box::new(Stationary::on(kind, g.clone(), l0)), s))
+                        as Box<dyn Kernel>
                 })
                 .collect(),
         }

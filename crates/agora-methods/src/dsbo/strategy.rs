@@ -11,7 +11,7 @@ use crate::gp_ucb::{GpUcb, GpUcbConfig};
 use crate::open::{self, AskTell, OpenQuery};
 use agora_acq::{AcqOptimizer, BlockAscent};
 use agora_core::{Answer, Point, Query, Result, Space};
-use agora_gp::{AdditiveHyper, StationaryKind, Surrogate};
+use agora_gp::{AdditiveHyper, ScaleGroups, StationaryKind, Surrogate};
 use agora_math::rng::derive_seed;
 
 /// Settings of [`Dsbo`].
@@ -29,6 +29,10 @@ pub struct DsboConfig {
     /// Phase 2 ([`agora_math::cliques::merge_overlapping`]); `None`: the maximal cliques as
     /// Phase 1 found them (the paper).
     pub merge_cliques: Option<usize>,
+    /// Fit one output scale per group of cliques, the cliques grouped by this group of each
+    /// coordinate ([`ScaleGroups::by_coordinate`]: e.g. the named slice of θ a parameter
+    /// lies in); `None`: every clique at `1/M` (the paper's kernel, as far as it says).
+    pub scale_groups: Option<Vec<usize>>,
 }
 
 impl DsboConfig {
@@ -43,6 +47,16 @@ impl DsboConfig {
         self.gp_ucb.validate()
     }
 
+    /// [`DsboConfig::validate`], and `scale_groups` (if any) has one group per dimension.
+    pub fn validate_for(&self, dim: usize) -> Result<()> {
+        if let Some(g) = &self.scale_groups
+            && g.len() != dim
+        {
+            return Err(agora_core::Error::dim("scale_groups", dim, g.len()));
+        }
+        self.validate()
+    }
+
     /// Matérn-5/2, the default hyperparameter grid, the default GP-UCB settings with the
     /// climbing UCB search ([`BlockAscent::climbing`]), and the given Phase-1 settings.
     pub fn new(structure: StructureConfig) -> DsboConfig {
@@ -55,6 +69,7 @@ impl DsboConfig {
                 ..GpUcbConfig::default()
             },
             merge_cliques: None,
+            scale_groups: None,
         }
     }
 }
@@ -100,7 +115,7 @@ impl Dsbo {
     ///
     /// Errors: a bad space or configuration (naming the field).
     pub fn new(space: &Space, config: DsboConfig, seed: u64) -> Result<Dsbo> {
-        config.validate()?;
+        config.validate_for(continuous_box(space)?)?;
         let search =
             StructureSearch::new(space, config.structure.clone(), derive_seed(seed, &[1]))?;
         Ok(Dsbo {
@@ -126,7 +141,7 @@ impl Dsbo {
         seed: u64,
     ) -> Result<Dsbo> {
         let dim = continuous_box(space)?;
-        config.validate()?;
+        config.validate_for(dim)?;
         let structure = Structure::from_cliques(dim, cliques)?;
         Dsbo::searching(space, config, seed, Source::Known, structure)
     }
@@ -143,7 +158,7 @@ impl Dsbo {
         seed: u64,
     ) -> Result<Dsbo> {
         let dim = continuous_box(space)?;
-        config.validate()?;
+        config.validate_for(dim)?;
         let structure = Structure::random(
             dim,
             n_edges,
@@ -184,10 +199,15 @@ impl Dsbo {
             Some(cap) => agora_math::cliques::merge_overlapping(&structure.cliques, cap),
             None => structure.cliques.clone(),
         };
+        let groups = match &config.scale_groups {
+            Some(of) => Some(ScaleGroups::by_coordinate(&cliques, of)?),
+            None => None,
+        };
         let surrogate = Surrogate::Additive {
             cliques,
             kind: config.kernel,
             hyper: config.hyper.clone(),
+            groups,
         };
         // The initial design is GP-UCB's of the same seed (unless set), so DSS-GP-UCB and
         // its baselines start from the same points within a seed.
@@ -397,6 +417,49 @@ mod tests {
         };
         let e = Dsbo::new(&space, no_merge, 0).unwrap_err();
         assert!(e.to_string().contains("merge_cliques"), "{e}");
+    }
+
+    /// Output scales by group: fitted and logged at every fit, the same proposals from the
+    /// same seed, and a group map of the wrong length refused by name.
+    #[test]
+    fn scales_by_group_are_fitted_logged_and_deterministic() {
+        let f = additive_problem(6, 0.3, 2);
+        let space = Space::reals(&f.bounds()).unwrap();
+        let cfg = DsboConfig {
+            scale_groups: Some(vec![0, 0, 0, 1, 1, 1]),
+            gp_ucb: GpUcbConfig {
+                refit_every: 1,
+                ..GpUcbConfig::default()
+            },
+            ..DsboConfig::new(StructureConfig::new(1, 1, EdgeRule::Budget(0)))
+        };
+        let go = || {
+            let mut d = Dsbo::with_cliques(&space, cfg.clone(), f.cliques(), 5).unwrap();
+            let r = run(&mut d, &f, 14);
+            (r.xs, d.fits().to_vec())
+        };
+        let (xs, fits) = go();
+        assert_eq!(go(), (xs, fits.clone()));
+        assert!(!fits.is_empty());
+        let groups = ScaleGroups::by_coordinate(
+            &Structure::from_cliques(6, f.cliques()).unwrap().cliques,
+            &[0, 0, 0, 1, 1, 1],
+        )
+        .unwrap();
+        for fit in &fits {
+            let s = fit.group_scales.as_ref().unwrap();
+            assert_eq!(s.len(), groups.len(), "{fit:?}");
+            assert!(
+                s.iter().all(|v| v.is_finite() && *v > 0.0) && fit.converged,
+                "{fit:?}"
+            );
+        }
+        let short = DsboConfig {
+            scale_groups: Some(vec![0; 5]),
+            ..cfg
+        };
+        let e = Dsbo::with_cliques(&space, short, f.cliques(), 5).unwrap_err();
+        assert!(e.to_string().contains("scale_groups"), "{e}");
     }
 
     #[test]
