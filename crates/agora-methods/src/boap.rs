@@ -6,7 +6,8 @@
 //!
 //! Per iteration (Alg. 1):
 //! 1. one rank GP per property on the evaluated designs (agora-gp's preference GP with the
-//!    paper's probit `Φ((ω − ω′)/√(2σ̃²))`, σ̃² = 0.1, unit signal variance, lengthscales in
+//!    paper's probit `Φ((ω − ω′)/√(2σ̃²))`, σ̃² = 0.1, prior covariance `K + σ̃²I` at the
+//!    designs as Eq. 4–5 write it, unit signal variance, lengthscales in
 //!    [0.05, 1] by the Laplace evidence; the paper's Eq. 5 plugs the MAP latents in as
 //!    targets, agora uses the evidence, which the same Laplace fit provides); means
 //!    min–max normalized over the training designs, stds divided by the same range;
@@ -14,11 +15,15 @@
 //!    [`AugmentedGibbs`]: ARD SE on x, lengthscale `max(α σ̄_i(x), 0.01)` on `μ̄_i`,
 //!    `l_d ∈ [0.1, 1]`, one α ∈ [0.01, 2]); Arm-𝔣: ARD SE on x with `l_d ∈ [0.1, 1]`; both
 //!    with σ_f² = 1 and σ_η² = 0.1 on y standardized over all data;
-//! 3. arm selection (note §2.6, A1): both arms are fitted on all but the most recent
-//!    `⌈holdout · n⌉` designs (at least one) and scored by the joint predictive
-//!    log-density of the held-out values; Arm-𝔥 is pulled iff its score is strictly larger.
-//!    [`ArmRule::FullData`] compares the maximized marginal likelihoods on all data (the
-//!    authors' code). Both scores and the arm are logged ([`BoapRecord`]);
+//! 3. arm selection (note §2.6, A1): 5-fold cross-validation ([`ArmRule::KFold`]): for each
+//!    fold the rank GPs are refitted without the fold's designs and their comparisons, both
+//!    arms are fitted on the other designs, and the fold's values are scored by their joint
+//!    predictive log-density; Arm-𝔥 is pulled iff its summed score is strictly larger.
+//!    [`ArmRule::HeldOut`] (the most recent `⌈holdout · n⌉` designs held out, augmented
+//!    inputs from rank GPs that saw them: the rule before, whose held-out designs are the
+//!    pulled arm's own last picks) and [`ArmRule::FullData`] (the maximized marginal
+//!    likelihoods on all data, the authors' code) remain. Both scores and the arm are logged
+//!    ([`BoapRecord`]);
 //! 4. the pulled arm is refitted on all data and Thompson-sampled: one joint posterior draw
 //!    over a candidate set (a fresh scrambled Sobol set plus Gaussian perturbations of the
 //!    incumbent, or every unevaluated row of a pool), each candidate mapped through the rank
@@ -85,10 +90,21 @@ impl BoapVariant {
 /// How the arm is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ArmRule {
-    /// Held-out predictive log-density of the most recent `fraction` of the designs.
+    /// Held-out predictive log-density of the most recent `fraction` of the designs, with
+    /// the augmented inputs from rank GPs fitted on every comparison (the rule before
+    /// issue 21: the held-out designs are the last Thompson picks, and their augmented
+    /// inputs saw comparisons a new candidate never has).
     HeldOut {
         /// Fraction held out (at least one design).
         fraction: f64,
+    },
+    /// K-fold cross-validation: the designs are dealt to `folds` folds in a seeded random
+    /// order; for each fold the rank GPs are refitted on the other designs and the
+    /// comparisons among them alone, both arms are fitted on those designs, and the fold's
+    /// joint predictive log-density is added up (note §2.6 leaves the scheme open).
+    KFold {
+        /// Number of folds (at most the number of designs).
+        folds: usize,
     },
     /// Maximized log marginal likelihood on all data (the authors' code).
     FullData,
@@ -130,13 +146,14 @@ pub struct BoapConfig {
 }
 
 impl BoapConfig {
-    /// The paper's settings for `m` properties named `omega1..omegam`: held-out fraction 0.2,
-    /// σ_η² = σ̃² = 0.1, 1000 candidates + 200 local.
+    /// The paper's settings for `m` properties named `omega1..omegam`: σ_η² = σ̃² = 0.1,
+    /// 1000 candidates + 200 local; arms chosen by 5-fold cross-validation (the paper's
+    /// held-out scheme is unspecified, note §2.6).
     pub fn paper(m: usize, init: usize, variant: BoapVariant) -> BoapConfig {
         BoapConfig {
             properties: (1..=m).map(|i| format!("omega{i}")).collect(),
             init,
-            arm_rule: ArmRule::HeldOut { fraction: 0.2 },
+            arm_rule: ArmRule::KFold { folds: 5 },
             noise: 0.1,
             rank_noise: 0.1,
             candidates: 1000,
@@ -264,6 +281,14 @@ impl Boap {
             return Err(Error::invalid(
                 "arm_rule.fraction",
                 format!("the held-out fraction must lie in (0, 1), got {fraction}"),
+            ));
+        }
+        if let ArmRule::KFold { folds } = cfg.arm_rule
+            && folds < 2
+        {
+            return Err(Error::invalid(
+                "arm_rule.folds",
+                format!("cross-validation needs at least 2 folds, got {folds}"),
             ));
         }
         let mut rng = stream(seed, &[0xB0A]);
@@ -394,7 +419,16 @@ impl Boap {
     }
 
     fn fit_rank(&mut self) -> Result<RankModels> {
-        let xm = mat(&self.x);
+        let all: Vec<usize> = (0..self.x.len()).collect();
+        let (rank, warm) = self.rank_models(&all)?;
+        self.rank_warm = warm;
+        Ok(rank)
+    }
+
+    /// The rank GPs fitted on the designs `rows` and the comparisons between two of them
+    /// (warm-started from the last full fit), with the kernel parameters each ended at.
+    fn rank_models(&self, rows: &[usize]) -> Result<(RankModels, Vec<Option<Vec<f64>>>)> {
+        let xm = Mat::from_fn(rows.len(), self.space.dim(), |i, j| self.x[rows[i]][j]);
         let cfg = PrefConfig {
             likelihood: PrefLikelihood::Probit,
             lengthscale_prior: Prior::None,
@@ -403,28 +437,41 @@ impl Boap {
             outputscale_bounds: (1.0, 1.0),
             init_lengthscale: 0.3,
             init_outputscale: 1.0,
+            // The paper's K_σ = K + σ̃²I (Eq. 4–5).
+            nugget: self.cfg.rank_noise,
             ..PrefConfig::botorch()
         };
+        // Position of each design among `rows`.
+        let mut at = vec![usize::MAX; self.x.len()];
+        for (i, &r) in rows.iter().enumerate() {
+            at[r] = i;
+        }
         let mut gps = Vec::with_capacity(self.prefs.len());
+        let mut warm = Vec::with_capacity(self.prefs.len());
         for i in 0..self.prefs.len() {
-            if self.prefs[i].is_empty() {
+            let comps: Vec<Comparison> = self.prefs[i]
+                .iter()
+                .filter(|c| at[c.winner] != usize::MAX && at[c.loser] != usize::MAX)
+                .map(|c| Comparison {
+                    winner: at[c.winner],
+                    loser: at[c.loser],
+                    scale: c.scale,
+                })
+                .collect();
+            if comps.is_empty() {
                 gps.push(None);
+                warm.push(self.rank_warm[i].clone());
                 continue;
             }
-            let (gp, _) = PreferenceGp::fit(
-                xm.clone(),
-                self.prefs[i].clone(),
-                &cfg,
-                self.rank_warm[i].as_deref(),
-            )?;
-            self.rank_warm[i] = Some(gp.kernel().params());
+            let (gp, _) = PreferenceGp::fit(xm.clone(), comps, &cfg, self.rank_warm[i].as_deref())?;
+            warm.push(Some(gp.kernel().params()));
             let u = gp.utility();
             let lo = u.iter().cloned().fold(f64::INFINITY, f64::min);
             let hi = u.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             let range = if hi - lo > 1e-12 { hi - lo } else { 1.0 };
             gps.push(Some((gp, lo, range)));
         }
-        Ok(RankModels { gps })
+        Ok((RankModels { gps }, warm))
     }
 
     fn control_config(&self) -> GpConfig {
@@ -492,20 +539,57 @@ impl Boap {
                 let k = ((fraction * n as f64).ceil() as usize).clamp(1, n - 1);
                 let train: Vec<usize> = (0..n - k).collect();
                 let test: Vec<usize> = (n - k..n).collect();
-                let yt: Vec<f64> = test.iter().map(|&r| ys[r]).collect();
-                let h = self.fit_human(aug, &train, ys)?;
-                let xa = Mat::from_fn(k, aug.ncols(), |i, j| aug[(test[i], j)]);
-                let (mh, ch) = h.gp.predict_cov(xa.as_ref())?;
-                let f = self.fit_control(&train, ys)?;
-                let xf = Mat::from_fn(k, self.space.dim(), |i, j| self.x[test[i]][j]);
-                let (mf, cf) = f.predict_cov(xf.as_ref())?;
-                (
-                    log_density(&yt, &mh, ch.as_ref(), self.cfg.noise)?,
-                    log_density(&yt, &mf, cf.as_ref(), f.noise_variance())?,
-                )
+                self.score_split(aug, &train, &test, ys)?
+            }
+            ArmRule::KFold { folds } => {
+                let k = folds.min(n);
+                let mut order: Vec<usize> = (0..n).collect();
+                let mut rng = stream(self.seed, &[self.queries, 0xB12]);
+                for i in 0..n {
+                    let j = rng.random_range(i..n);
+                    order.swap(i, j);
+                }
+                let xm = mat(&self.x);
+                let (mut sh, mut sf) = (0.0, 0.0);
+                for f in 0..k {
+                    let mut test: Vec<usize> = order.iter().skip(f).step_by(k).copied().collect();
+                    test.sort_unstable();
+                    let train: Vec<usize> = (0..n).filter(|r| !test.contains(r)).collect();
+                    // Augmented inputs from rank GPs that never saw a held-out design.
+                    let (rank, _) = self.rank_models(&train)?;
+                    let (mu, sd) = rank.at(xm.as_ref())?;
+                    let fold_aug = augment(xm.as_ref(), mu.as_ref(), sd.as_ref())?;
+                    let (h, c) = self.score_split(fold_aug.as_ref(), &train, &test, ys)?;
+                    sh += h;
+                    sf += c;
+                }
+                (sh, sf)
             }
         };
         Ok((if sh > sf { Arm::Human } else { Arm::Control }, sh, sf))
+    }
+
+    /// Both arms fitted on the designs `train` and scored by the joint predictive
+    /// log-density of `test`'s values: `(Arm-𝔥, Arm-𝔣)`.
+    fn score_split(
+        &self,
+        aug: MatRef<'_, f64>,
+        train: &[usize],
+        test: &[usize],
+        ys: &[f64],
+    ) -> Result<(f64, f64)> {
+        let k = test.len();
+        let yt: Vec<f64> = test.iter().map(|&r| ys[r]).collect();
+        let h = self.fit_human(aug, train, ys)?;
+        let xa = Mat::from_fn(k, aug.ncols(), |i, j| aug[(test[i], j)]);
+        let (mh, ch) = h.gp.predict_cov(xa.as_ref())?;
+        let f = self.fit_control(train, ys)?;
+        let xf = Mat::from_fn(k, self.space.dim(), |i, j| self.x[test[i]][j]);
+        let (mf, cf) = f.predict_cov(xf.as_ref())?;
+        Ok((
+            log_density(&yt, &mh, ch.as_ref(), self.cfg.noise)?,
+            log_density(&yt, &mf, cf.as_ref(), f.noise_variance())?,
+        ))
     }
 
     /// Candidate designs for this iteration, and which of them are excluded (evaluated).
@@ -857,6 +941,62 @@ mod tests {
         s / (n * (n - 1) / 2) as f64
     }
 
+    /// A fold's arm scores come from rank GPs that never saw its held-out designs: flipping
+    /// every comparison that involves one of them leaves the fold's scores as they were. The
+    /// rule before (the latest designs held out, augmented inputs from rank GPs fitted on
+    /// every comparison) changes with those comparisons.
+    #[test]
+    fn a_folds_scores_never_see_its_held_out_designs_comparisons() {
+        let s = run(BoapVariant::Boap, 3, 12);
+        let n = s.values().len();
+        let ys = s.standardized();
+        let test: Vec<usize> = vec![2, 7, 10, 11];
+        let train: Vec<usize> = (0..n).filter(|r| !test.contains(r)).collect();
+        let mut flipped = s.clone();
+        let mut touched = 0;
+        for comps in flipped.prefs.iter_mut() {
+            for c in comps.iter_mut() {
+                if test.contains(&c.winner) || test.contains(&c.loser) {
+                    std::mem::swap(&mut c.winner, &mut c.loser);
+                    touched += 1;
+                }
+            }
+        }
+        assert!(touched > 10, "{touched}");
+        let fold = |b: &Boap| {
+            let (rank, _) = b.rank_models(&train).unwrap();
+            let xm = mat(&b.x);
+            let (mu, sd) = rank.at(xm.as_ref()).unwrap();
+            let aug = augment(xm.as_ref(), mu.as_ref(), sd.as_ref()).unwrap();
+            b.score_split(aug.as_ref(), &train, &test, &ys).unwrap()
+        };
+        assert_eq!(fold(&s), fold(&flipped));
+        let old = |b: &Boap| {
+            let (rank, _) = b.rank_models(&(0..n).collect::<Vec<_>>()).unwrap();
+            let xm = mat(&b.x);
+            let (mu, sd) = rank.at(xm.as_ref()).unwrap();
+            let aug = augment(xm.as_ref(), mu.as_ref(), sd.as_ref()).unwrap();
+            let (_, h, _) = b
+                .choose_arm(aug.as_ref(), &ys, ArmRule::HeldOut { fraction: 0.2 })
+                .unwrap();
+            h
+        };
+        assert_ne!(old(&s), old(&flipped));
+        // The K-fold rule itself is deterministic and refuses one fold.
+        let xm = mat(&s.x);
+        let (rank, _) = s.rank_models(&(0..n).collect::<Vec<_>>()).unwrap();
+        let (mu, sd) = rank.at(xm.as_ref()).unwrap();
+        let aug = augment(xm.as_ref(), mu.as_ref(), sd.as_ref()).unwrap();
+        let kf = ArmRule::KFold { folds: 5 };
+        let a = s.choose_arm(aug.as_ref(), &ys, kf).unwrap();
+        assert_eq!(a, s.choose_arm(aug.as_ref(), &ys, kf).unwrap());
+        assert!(a.1.is_finite() && a.2.is_finite());
+        let mut c = BoapConfig::paper(2, 4, BoapVariant::Boap);
+        c.arm_rule = ArmRule::KFold { folds: 1 };
+        let e = Boap::new(Space::reals(&[(0.0, 1.0)]).unwrap(), c, 0).unwrap_err();
+        assert!(e.to_string().contains("arm_rule.folds"), "{e}");
+    }
+
     #[test]
     fn rank_gp_map_is_stationary_and_orders_a_monotone_property() {
         // All consistent pairs of a monotone property on 12 designs.
@@ -894,11 +1034,13 @@ mod tests {
             b[c.winner] += r;
             b[c.loser] -= r;
         }
-        // In the multiplied form ω = K b(ω) (K is ill-conditioned at long lengthscales, so
-        // solving with it would test the solve, not the MAP).
+        // In the multiplied form ω = K_σ b(ω) with the paper's K_σ = K + σ̃²I (Eq. 4; K is
+        // ill-conditioned at long lengthscales, so solving with it would test the solve, not
+        // the MAP).
+        assert_eq!(gp.nugget(), 0.1);
         let mut k = gp.kernel().gram(mat(&x).as_ref());
         for i in 0..n {
-            k[(i, i)] += gp.jitter();
+            k[(i, i)] += 0.1 + gp.jitter();
         }
         let scale = u.iter().fold(0.0f64, |a, v| a.max(v.abs()));
         for i in 0..n {

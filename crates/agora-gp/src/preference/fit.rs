@@ -29,6 +29,10 @@ pub struct PrefConfig {
     pub init_outputscale: f64,
     /// L-BFGS-B settings.
     pub optimizer: LbfgsbOptions,
+    /// Variance added to the prior covariance of the utilities at the compared points
+    /// (`K + nugget·I`; BOAP's rank GPs use `σ̃² = 0.1`), not to covariances with new
+    /// points. 0 in BoTorch's model.
+    pub nugget: f64,
 }
 
 impl PrefConfig {
@@ -54,6 +58,7 @@ impl PrefConfig {
             init_lengthscale: 1.4 / 2.7,
             init_outputscale: 1.0,
             optimizer: LbfgsbOptions::default(),
+            nugget: 0.0,
         }
     }
 
@@ -99,19 +104,26 @@ impl PreferenceGp {
             })
             .collect();
         // Validate once with the starting kernel (clear errors before optimizing).
-        let first = PreferenceGp::new(x.clone(), comps.clone(), kernel.clone(), cfg.likelihood)?;
+        let first = PreferenceGp::with_nugget(
+            x.clone(),
+            comps.clone(),
+            kernel.clone(),
+            cfg.likelihood,
+            (0.0, None),
+            cfg.nugget,
+        )?;
         let last_f = std::sync::Mutex::new(first.f.clone());
         let objective = |p: &[f64], grad: &mut [f64]| -> Result<f64> {
             let mut k = kernel.clone();
             k.set_params(p)?;
             let start = last_f.lock().map(|f| f.clone()).ok();
-            let gp = PreferenceGp::with_start(
+            let gp = PreferenceGp::with_nugget(
                 x.clone(),
                 comps.clone(),
                 k,
                 cfg.likelihood,
-                0.0,
-                start.as_deref(),
+                (0.0, start.as_deref()),
+                cfg.nugget,
             )?;
             if let Ok(mut f) = last_f.lock() {
                 f.clone_from(&gp.f);
@@ -157,7 +169,14 @@ impl PreferenceGp {
         let mut k = kernel;
         k.set_params(&best.x)?;
         let start = last_f.lock().map(|f| f.clone()).ok();
-        let gp = PreferenceGp::with_start(x, comps, k, cfg.likelihood, 0.0, start.as_deref())?;
+        let gp = PreferenceGp::with_nugget(
+            x,
+            comps,
+            k,
+            cfg.likelihood,
+            (0.0, start.as_deref()),
+            cfg.nugget,
+        )?;
         Ok((
             gp,
             PrefFitReport {

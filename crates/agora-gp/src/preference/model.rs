@@ -24,6 +24,7 @@ pub struct PreferenceGp {
     pub(super) chol_a: Cholesky,
     pub(super) log_evidence: f64,
     pub(super) newton_iters: usize,
+    pub(super) nugget: f64,
 }
 
 impl PreferenceGp {
@@ -47,6 +48,28 @@ impl PreferenceGp {
         mean0: f64,
         start: Option<&[f64]>,
     ) -> Result<PreferenceGp> {
+        PreferenceGp::with_nugget(x, comps, kernel, lik, (mean0, start), 0.0)
+    }
+
+    /// As [`PreferenceGp::with_start`] (`(mean0, start)`), with prior covariance
+    /// `K + nugget·I` of the utilities at the points (BOAP's `K_σ`, Eq. 4–5); covariances
+    /// with new points are the kernel's alone.
+    ///
+    /// Errors: as [`PreferenceGp::with_start`]; a negative or non-finite `nugget`.
+    pub fn with_nugget(
+        x: Mat<f64>,
+        comps: Vec<Comparison>,
+        kernel: Box<dyn Kernel>,
+        lik: PrefLikelihood,
+        (mean0, start): (f64, Option<&[f64]>),
+        nugget: f64,
+    ) -> Result<PreferenceGp> {
+        if !(nugget.is_finite() && nugget >= 0.0) {
+            return Err(Error::invalid(
+                "nugget",
+                format!("must be a non-negative finite variance, got {nugget}"),
+            ));
+        }
         let n = x.nrows();
         if n == 0 || x.ncols() == 0 {
             return Err(Error::invalid(
@@ -74,7 +97,12 @@ impl PreferenceGp {
                 format!("must be a positive number, got {c}"),
             ));
         }
-        let k = kernel.gram(x.as_ref());
+        let mut k = kernel.gram(x.as_ref());
+        if nugget > 0.0 {
+            for i in 0..n {
+                k[(i, i)] += nugget;
+            }
+        }
         let chol_k = Cholesky::new(k.as_ref())?;
         let kinv = chol_k.inverse();
         let mode = find_mode(lik, mean0, &comps, &chol_k, &kinv, start)?;
@@ -99,6 +127,7 @@ impl PreferenceGp {
             chol_a: mode.chol_a,
             log_evidence,
             newton_iters: mode.iters,
+            nugget,
         })
     }
 
@@ -135,6 +164,11 @@ impl PreferenceGp {
     /// Newton iterations the mode took.
     pub fn newton_iters(&self) -> usize {
         self.newton_iters
+    }
+
+    /// The variance added to the prior covariance at the points (0 = none).
+    pub fn nugget(&self) -> f64 {
+        self.nugget
     }
 
     /// Diagonal jitter the prior covariance needed (0 = none).
