@@ -107,6 +107,19 @@ pub(crate) fn check_settings(
     if gp.lengthscales.len() != d {
         return Err(Error::dim("lengthscales", d, gp.lengthscales.len()));
     }
+    // A lengthscale ≤ 0 or NaN would reach the kernel's log-parameters (and panic there on
+    // the first `tell`): refused here, by entry.
+    if let Some((j, l)) = gp
+        .lengthscales
+        .iter()
+        .enumerate()
+        .find(|(_, l)| !(l.is_finite() && **l > 0.0))
+    {
+        return Err(Error::invalid(
+            format!("lengthscales[{j}]"),
+            format!("must be finite and > 0, got {l}"),
+        ));
+    }
     for (name, v) in [
         ("outputscale", gp.outputscale),
         ("noise_var", gp.noise_var),
@@ -487,6 +500,12 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("lengthscales"), "{e}");
+        for bad in [0.0, -0.3, f64::NAN, f64::INFINITY] {
+            let mut c = CboConfig::hartmann6(0.5);
+            c.gp.lengthscales[4] = bad;
+            let e = Cbo::new(space.clone(), c, 0).unwrap_err();
+            assert!(e.to_string().contains("lengthscales[4]"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -15,8 +15,10 @@
 //!   list). The random subsets are seeded by the node and the layer, not the run, as the
 //!   authors seed theirs by the cell id. If no unvisited node is reachable, the nearest
 //!   unvisited nodes by coordinates; if every node is visited, the plain neighbours;
-//! - "visited" is per party, plus (with `share_zero`, the default) every node any party
-//!   found to be zero: the appendix's "or have been evaluated to have 0 demand by others".
+//! - "visited" is per party, plus (with `no_demand = Some(0)`, the traffic default) every
+//!   node any party found to be zero: the appendix's "or have been evaluated to have 0
+//!   demand by others". Other objectives set `no_demand = None`: a value ≤ 0 means nothing
+//!   there.
 //!   The authors' code shares only negative outputs, which never occur (note §7.10);
 //! - the batch is scored with input `i` fixed to party `i` (per-party sets cannot be
 //!   permuted; the authors use their NoPermute acquisition for every traffic run), after
@@ -114,8 +116,11 @@ pub struct GraphCboConfig {
     pub scoring: GraphScoring,
     /// Maximizer.
     pub search: GraphSearch,
-    /// Treat nodes any party found to be zero as visited by all.
-    pub share_zero: bool,
+    /// A node whose value is at most this has no demand and counts as visited by every
+    /// party once any party found it so (the traffic task: `Some(0.0)`, a count of zero);
+    /// `None` shares nothing, as any objective whose values carry no "no demand" meaning
+    /// needs.
+    pub no_demand: Option<f64>,
     /// Most one-step candidates.
     pub first_limit: usize,
     /// Most candidates from a farther layer.
@@ -143,7 +148,7 @@ impl GraphCboConfig {
             },
             scoring: GraphScoring::FairBatch,
             search: GraphSearch::BranchAndBound,
-            share_zero: true,
+            no_demand: Some(0.0),
             first_limit: 8,
             later_limit: 4,
         }
@@ -276,7 +281,7 @@ impl GraphCbo {
     }
 
     fn blocked(&self, party: usize, node: usize) -> bool {
-        self.visited[party][node] || (self.cfg.share_zero && self.zero[node])
+        self.visited[party][node] || self.zero[node]
     }
 
     /// Party `party`'s candidate nodes this round (the rule of the module docs).
@@ -490,7 +495,7 @@ impl AskTell for GraphCbo {
         for (i, (&c, &v)) in nodes.iter().zip(values).enumerate() {
             self.lambda[i] += v;
             self.visited[i][c] = true;
-            if v <= 0.0 {
+            if self.cfg.no_demand.is_some_and(|t| v <= t) {
                 self.zero[c] = true;
             }
         }
@@ -647,6 +652,29 @@ mod tests {
             12,
         );
         assert_eq!(solo.len(), 12);
+    }
+
+    /// A value at or below `no_demand` blocks its node for every party; with `None` (an
+    /// objective where values ≤ 0 mean nothing special) a negative value blocks no one else.
+    #[test]
+    fn only_a_configured_no_demand_value_is_shared() {
+        let (g, _) = grid();
+        for (no_demand, shared) in [(Some(0.0), true), (None, false)] {
+            let mut c = cfg(2, 1.0);
+            c.no_demand = no_demand;
+            let mut s = GraphCbo::new(g.clone(), c, 3).unwrap();
+            let q = s.ask().unwrap();
+            let QueryKind::Evaluate { points } = &q.kind else {
+                panic!("evaluations")
+            };
+            let Point::Index(node) = points[0] else {
+                panic!("nodes")
+            };
+            s.tell(&Answer::values(&q, vec![-2.0, 1.0]).unwrap())
+                .unwrap();
+            assert!(s.blocked(0, node) && !s.visited[1][node]);
+            assert_eq!(s.blocked(1, node), shared, "{no_demand:?}");
+        }
     }
 
     #[test]
