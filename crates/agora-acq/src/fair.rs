@@ -80,8 +80,13 @@ pub struct FairBatchUcb<'a> {
     pub noise_var: f64,
     /// Score the fairest assignment of the batch (unordered batch).
     pub permute: bool,
-    /// BO-IFU (Sim et al. C.6): score `Σ_k w_k μ_(k-th highest)`, using only the ranking
-    /// of `λ` (for the assignment), not its values. Needs `permute`.
+    /// BO-IFU (Sim et al. C.6): score `Σ_k w_k μ_(k-th lowest)` (the Gini welfare of the
+    /// batch's means, `w_1 > … > w_n`), using only the ranking of `λ` (for the assignment:
+    /// the k-th highest mean to the party with the k-th lowest `λ`), not its values. C.6's
+    /// `Σ_i w_i φ_λ(μ)` is ambiguous in its order; this reading is the one under which "a
+    /// smaller ρ makes BO-IFU select X_t with more similar/fair μ values", as C.6 reports
+    /// (the k-th highest, used before, makes a smaller ρ spread the means instead; test).
+    /// Needs `permute`.
     pub rank_only: bool,
 }
 
@@ -110,20 +115,14 @@ impl FairBatchUcb<'_> {
             let u: Vec<f64> = self.lambda.iter().zip(mu).map(|(l, m)| l + m).collect();
             return self.welfare.value_grad(&u);
         }
+        if self.rank_only {
+            // Σ_k w_k μ_(k-th lowest): the welfare of the means alone.
+            return self.welfare.value_grad(mu);
+        }
         // k-th lowest λ + k-th highest μ, then the welfare of those sums.
         let lam_order = ascending_order(&self.lambda);
         let mut mu_order = ascending_order(mu);
         mu_order.reverse();
-        if self.rank_only {
-            let w = self.welfare.weights(n);
-            let mut g = vec![0.0; n];
-            let mut v = 0.0;
-            for k in 0..n {
-                v += w[k] * mu[mu_order[k]];
-                g[mu_order[k]] = w[k];
-            }
-            return (v, g);
-        }
         let u: Vec<f64> = (0..n)
             .map(|k| self.lambda[lam_order[k]] + mu[mu_order[k]])
             .collect();
@@ -261,6 +260,33 @@ mod tests {
             let d = b.value_grad(&x, None).unwrap() - a.value_grad(&x, None).unwrap();
             assert!((d - 8.0).abs() < 1e-12);
         }
+        // BO-IFU's welfare term is Σ_k w_k μ_(k-th lowest) (brute force over the sorted
+        // means), so at ρ < 1 of two batches with the same mean sum the one with closer means
+        // scores higher (C.6: a smaller ρ selects more similar μ values).
+        let ifu = |rho: f64| FairBatchUcb {
+            gp: &gp,
+            welfare: Welfare::gini(rho).unwrap(),
+            lambda: vec![3.0, 1.0, 2.2],
+            alpha: 0.0,
+            noise_var: 0.01,
+            permute: true,
+            rank_only: true,
+        };
+        let mu = [0.9, -0.2, 0.4];
+        let (v, g) = ifu(0.4).welfare_term(&mu);
+        let w = Welfare::gini(0.4).unwrap().weights(3);
+        let mut sorted = mu;
+        sorted.sort_by(f64::total_cmp);
+        let brute: f64 = (0..3).map(|k| w[k] * sorted[k]).sum();
+        assert!((v - brute).abs() < 1e-12, "{v} vs {brute}");
+        assert!((g[1] - w[0]).abs() < 1e-12 && (g[0] - w[2]).abs() < 1e-12);
+        let (close, spread) = ([0.3, 0.35, 0.35], [1.0, -0.3, 0.3]);
+        assert!(ifu(0.4).welfare_term(&close).0 > ifu(0.4).welfare_term(&spread).0);
+        let at_one = (
+            ifu(1.0).welfare_term(&close).0,
+            ifu(1.0).welfare_term(&spread).0,
+        );
+        assert!((at_one.0 - at_one.1).abs() < 1e-12, "ρ = 1: the sum only");
         let bad = FairBatchUcb {
             gp: &gp,
             welfare: Welfare::Utilitarian,
