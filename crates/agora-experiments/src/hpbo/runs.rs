@@ -26,6 +26,10 @@ pub struct HpboMethod {
     pub inference: String,
     /// `loo`, `evidence` or a number.
     pub bandwidth: String,
+    /// A constant noise variance `a` instead of the anchor model: homoscedastic PBO, the
+    /// baseline of the paper's abstract (label suffix `/homo`).
+    #[serde(default)]
+    pub homoscedastic: bool,
 }
 
 impl HpboMethod {
@@ -46,6 +50,17 @@ impl HpboMethod {
             acq: acq.into(),
             inference: inference.into(),
             bandwidth: bandwidth.into(),
+            homoscedastic: false,
+        }
+    }
+
+    /// `acq` on a homoscedastic surrogate (constant noise variance `a`), labelled
+    /// `{acq}/homo`.
+    pub fn homoscedastic(acq: &str) -> HpboMethod {
+        HpboMethod {
+            label: format!("{acq}/homo"),
+            homoscedastic: true,
+            ..HpboMethod::new(acq, "hb", "loo")
         }
     }
 
@@ -60,6 +75,7 @@ impl HpboMethod {
         let mut cfg = HpboConfig::new(RiskKind::parse(&self.acq, ETA, gamma)?, anchors, problem.a);
         cfg.inference = DuelInference::parse(&self.inference)?;
         cfg.bandwidth = Bandwidth::parse(&self.bandwidth)?;
+        cfg.homoscedastic = self.homoscedastic;
         Ok(cfg)
     }
 }
@@ -67,7 +83,7 @@ impl HpboMethod {
 /// One experiment: methods × problems × seeds, `iters` acquisition rounds per run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HpboExperiment {
-    /// Name (`main`, `inference`, `bandwidth`, `student-t`).
+    /// Name (`main`, `homoscedastic`, `inference`, `bandwidth`, `student-t`).
     pub name: String,
     /// Methods.
     pub methods: Vec<HpboMethod>,
@@ -94,6 +110,18 @@ pub fn experiments(quick: bool) -> Vec<HpboExperiment> {
         HpboExperiment {
             name: "main".into(),
             methods: four("hb", "loo"),
+            problems: vec!["sine1d".into(), "branin2d".into(), "hartmann4d".into()],
+            seeds: (0..seeds).collect(),
+            iters,
+        },
+        // Homoscedastic PBO (the abstract's baseline): EI and UCB on a surrogate whose
+        // noise is the constant `a`, on the main runs' problems and seeds.
+        HpboExperiment {
+            name: "homoscedastic".into(),
+            methods: vec![
+                HpboMethod::homoscedastic("ei"),
+                HpboMethod::homoscedastic("ucb"),
+            ],
             problems: vec!["sine1d".into(), "branin2d".into(), "hartmann4d".into()],
             seeds: (0..seeds).collect(),
             iters,
