@@ -1189,6 +1189,30 @@ mod tests {
         assert!(short.to_string().contains("grams"), "{short}");
     }
 
+    /// Mean log predictive density of `fit` conditioned on `(xtr, ytr)` at `(xte, yte)`
+    /// (observation noise included, in the units of `y`).
+    fn held_out_lpd(
+        fit: &AdditiveFit,
+        xtr: &Mat<f64>,
+        ytr: &[f64],
+        xte: &Mat<f64>,
+        yte: &[f64],
+    ) -> f64 {
+        let gp = fit.condition(xtr.clone(), ytr).unwrap();
+        let (mu, var) = gp.predict(xte.as_ref()).unwrap();
+        yte.iter()
+            .zip(mu.iter().zip(&var))
+            .map(|(y, (m, v))| {
+                let (m, s2) = (
+                    m * fit.scale + fit.shift,
+                    (v + fit.noise) * fit.scale.powi(2),
+                );
+                -0.5 * ((2.0 * std::f64::consts::PI * s2).ln() + (y - m).powi(2) / s2)
+            })
+            .sum::<f64>()
+            / yte.len() as f64
+    }
+
     fn grams_spec(cliques: &[Vec<usize>], l: f64) -> AdditiveSpec {
         AdditiveSpec::shared(cliques, StationaryKind::Matern52, l)
     }
@@ -1224,20 +1248,7 @@ mod tests {
         let lpd = |hyper: &AdditiveHyper| {
             let fit =
                 AdditiveFit::fit(&cliques, StationaryKind::Matern52, hyper, &xtr, &ytr).unwrap();
-            let gp = fit.condition(xtr.clone(), &ytr).unwrap();
-            let (mu, var) = gp.predict(xte.as_ref()).unwrap();
-            let lpd = yte
-                .iter()
-                .zip(mu.iter().zip(&var))
-                .map(|(y, (m, v))| {
-                    let (m, s2) = (
-                        m * fit.scale + fit.shift,
-                        (v + fit.noise) * fit.scale.powi(2),
-                    );
-                    -0.5 * ((2.0 * std::f64::consts::PI * s2).ln() + (y - m).powi(2) / s2)
-                })
-                .sum::<f64>()
-                / yte.len() as f64;
+            let lpd = held_out_lpd(&fit, &xtr, &ytr, &xte, &yte);
             (lpd, fit.noise)
         };
         let capped = AdditiveHyper::Grid {
@@ -1468,21 +1479,7 @@ mod tests {
         let (cliques, groups) = two_group_cliques();
         let hyper = AdditiveHyper::default();
         let kind = StationaryKind::Matern52;
-        let lpd = |fit: &AdditiveFit, xtr: &Mat<f64>, ytr: &[f64], xte: &Mat<f64>, yte: &[f64]| {
-            let gp = fit.condition(xtr.clone(), ytr).unwrap();
-            let (mu, var) = gp.predict(xte.as_ref()).unwrap();
-            yte.iter()
-                .zip(mu.iter().zip(&var))
-                .map(|(y, (m, v))| {
-                    let (m, s2) = (
-                        m * fit.scale + fit.shift,
-                        (v + fit.noise) * fit.scale.powi(2),
-                    );
-                    -0.5 * ((2.0 * std::f64::consts::PI * s2).ln() + (y - m).powi(2) / s2)
-                })
-                .sum::<f64>()
-                / yte.len() as f64
-        };
+        let lpd = held_out_lpd;
         let diffs: Vec<f64> = (0..10)
             .map(|seed| {
                 let (x, y) = two_groups(70, 100 + seed);

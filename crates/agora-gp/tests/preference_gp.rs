@@ -133,6 +133,38 @@ fn toy() -> (Mat<f64>, Vec<Comparison>) {
     (x, comps)
 }
 
+/// `S(f) = ½ fᵀK⁻¹f − Σ log P(c | f)` with `log P = logp(f_w − f_l, scale)`.
+fn map_objective<'a>(
+    kinv: &'a Mat<f64>,
+    comps: &'a [Comparison],
+    logp: impl Fn(f64, f64) -> f64 + 'a,
+) -> impl Fn(&[f64]) -> f64 + 'a {
+    move |f: &[f64]| {
+        let n = kinv.nrows();
+        let q: f64 = (0..n)
+            .map(|i| (0..n).map(|j| f[i] * kinv[(i, j)] * f[j]).sum::<f64>())
+            .sum();
+        0.5 * q
+            - comps
+                .iter()
+                .map(|c| logp(f[c.winner] - f[c.loser], c.scale))
+                .sum::<f64>()
+    }
+}
+
+/// The minimizer of `obj` over six utilities by plain gradient descent with tiny steps and
+/// finite-difference gradients, from 0.3 everywhere (a different algorithm from Newton).
+fn descend(obj: &dyn Fn(&[f64]) -> f64, step: f64, iters: usize) -> Vec<f64> {
+    let mut f = vec![0.3; 6];
+    for _ in 0..iters {
+        let g = fd_gradient(obj, &f, 1e-7);
+        for i in 0..6 {
+            f[i] -= step * g[i];
+        }
+    }
+    f
+}
+
 #[test]
 fn newton_mode_matches_a_brute_force_optimizer() {
     // Minimize S(f) = ½ fᵀK⁻¹f − Σ log P by plain gradient descent with tiny steps
@@ -148,23 +180,8 @@ fn newton_mode_matches_a_brute_force_optimizer() {
             PrefLikelihood::BradleyTerry => -(-d / s).exp().ln_1p(),
             _ => agora_math::special::log_ndtr(d / (std::f64::consts::SQRT_2 * s)),
         };
-        let obj = |f: &[f64]| -> f64 {
-            let q: f64 = (0..6)
-                .map(|i| (0..6).map(|j| f[i] * kinv[(i, j)] * f[j]).sum::<f64>())
-                .sum();
-            0.5 * q
-                - comps
-                    .iter()
-                    .map(|c| logp(f[c.winner] - f[c.loser], c.scale))
-                    .sum::<f64>()
-        };
-        let mut f = vec![0.3; 6];
-        for _ in 0..200_000 {
-            let g = fd_gradient(&obj, &f, 1e-7);
-            for i in 0..6 {
-                f[i] -= 2e-3 * g[i];
-            }
-        }
+        let obj = map_objective(&kinv, &comps, logp);
+        let f = descend(&obj, 2e-3, 200_000);
         for (a, b) in gp.utility().iter().zip(&f) {
             assert!(
                 (a - b).abs() < 1e-4,
@@ -382,23 +399,11 @@ fn a_nugget_puts_k_plus_sigma2_i_under_the_utilities() {
         .unwrap()
         .inverse();
     let s2 = std::f64::consts::SQRT_2;
-    let obj = |f: &[f64]| -> f64 {
-        let q: f64 = (0..6)
-            .map(|i| (0..6).map(|j| f[i] * kinv[(i, j)] * f[j]).sum::<f64>())
-            .sum();
-        0.5 * q
-            - comps
-                .iter()
-                .map(|c| agora_math::special::log_ndtr((f[c.winner] - f[c.loser]) / (s2 * c.scale)))
-                .sum::<f64>()
-    };
-    let mut f = vec![0.3; 6];
-    for _ in 0..100_000 {
-        let g = fd_gradient(&obj, &f, 1e-7);
-        for i in 0..6 {
-            f[i] -= 5e-3 * g[i];
-        }
-    }
+    let obj = map_objective(&kinv, &comps, |d, s| {
+        agora_math::special::log_ndtr(d / (s2 * s))
+    });
+    let f = descend(&obj, 5e-3, 100_000);
+    drop(obj);
     for (a, b) in gp.utility().iter().zip(&f) {
         assert!((a - b).abs() < 1e-4, "{:?} vs descent {f:?}", gp.utility());
     }
