@@ -579,8 +579,13 @@ impl AdditiveGrams {
             return None;
         }
         let Some(groups) = &self.groups else {
-            let shared = AdditiveSpec::shared(&self.cliques, self.kind, spec.lengthscale);
-            return (spec.scales == shared.scales)
+            // The kept Gram is at scale 1/M for every clique (no clique list is copied here:
+            // this runs at every conditioning).
+            let s = 1.0 / self.cliques.len() as f64;
+            return spec
+                .scales
+                .iter()
+                .all(|&v| v == s)
                 .then(|| self.gram(spec.lengthscale).cloned())
                 .flatten();
         };

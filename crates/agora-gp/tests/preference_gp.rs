@@ -133,6 +133,18 @@ fn toy() -> (Mat<f64>, Vec<Comparison>) {
     (x, comps)
 }
 
+/// Central differences at steps 5e-4 and 1e-3 combined by Richardson extrapolation (error
+/// O(h⁴)): the mode is exact only to round-off (~1e-9 in the evidence), so moderate steps
+/// beat tiny ones.
+fn richardson_gradient(f: &dyn Fn(&[f64]) -> f64, p0: &[f64]) -> Vec<f64> {
+    let central = |h: f64| fd_gradient(f, p0, h);
+    let (fine, coarse) = (central(5e-4), central(1e-3));
+    fine.iter()
+        .zip(&coarse)
+        .map(|(f, c)| (4.0 * f - c) / 3.0)
+        .collect()
+}
+
 /// `S(f) = ½ fᵀK⁻¹f − Σ log P(c | f)` with `log P = logp(f_w − f_l, scale)`.
 fn map_objective<'a>(
     kinv: &'a Mat<f64>,
@@ -209,15 +221,7 @@ fn evidence_gradient_matches_finite_differences() {
             PreferenceGp::new(x.clone(), comps.clone(), k, lik).unwrap()
         };
         let g = ev(&p0).log_evidence_grad();
-        // The mode is exact only to round-off (~1e-9 in the evidence), so use moderate steps
-        // with Richardson extrapolation (error O(h⁴)) rather than tiny ones.
-        let central = |h: f64| fd_gradient(|p| ev(p).log_evidence(), &p0, h);
-        let (fine, coarse) = (central(5e-4), central(1e-3));
-        let fd: Vec<f64> = fine
-            .iter()
-            .zip(&coarse)
-            .map(|(f, c)| (4.0 * f - c) / 3.0)
-            .collect();
+        let fd = richardson_gradient(&|p: &[f64]| ev(p).log_evidence(), &p0);
         assert_gradient(&g, &fd, Tol::ScaledByFd(1e-5), &format!("{lik:?}"));
     }
 }
@@ -439,24 +443,13 @@ fn a_nugget_puts_k_plus_sigma2_i_under_the_utilities() {
             .unwrap()
             .log_evidence()
     };
-    let g = PreferenceGp::with_nugget(
-        x.clone(),
-        comps.clone(),
-        k.clone(),
-        lik,
-        (0.0, None),
-        nugget,
-    )
-    .unwrap()
-    .log_evidence_grad();
-    let central = |h: f64| fd_gradient(&ev, &p0, h);
-    let (fine, coarse) = (central(5e-4), central(1e-3));
-    let fd: Vec<f64> = fine
-        .iter()
-        .zip(&coarse)
-        .map(|(f, c)| (4.0 * f - c) / 3.0)
-        .collect();
-    assert_gradient(&g, &fd, Tol::ScaledByFd(1e-5), "nugget");
+    let fd = richardson_gradient(&ev, &p0);
+    assert_gradient(
+        &gp.log_evidence_grad(),
+        &fd,
+        Tol::ScaledByFd(1e-5),
+        "nugget",
+    );
     let e = PreferenceGp::with_nugget(x, comps, k, lik, (0.0, None), -1.0).unwrap_err();
     assert!(e.to_string().contains("nugget"), "{e}");
 }
