@@ -105,8 +105,14 @@ pub fn bench_traffic(runs: usize) -> Result<(Vec<TrafficBenchRow>, WorstCase)> {
     for rho in [1.0, 0.4] {
         let (mut b, mut e, mut prods, mut same) = (Vec::new(), Vec::new(), Vec::new(), true);
         for &seed in &TRAFFIC_SEEDS[..runs.clamp(1, TRAFFIC_SEEDS.len())] {
-            let rb = run_traffic_with(Some(rho), seed, TRAFFIC_T, GraphSearch::BranchAndBound)?;
-            let re = run_traffic_with(Some(rho), seed, TRAFFIC_T, GraphSearch::Exhaustive)?;
+            let rb = run_traffic_with(
+                Some(rho),
+                false,
+                seed,
+                TRAFFIC_T,
+                GraphSearch::BranchAndBound,
+            )?;
+            let re = run_traffic_with(Some(rho), false, seed, TRAFFIC_T, GraphSearch::Exhaustive)?;
             same &= rb.f == re.f;
             let mean = |v: &[f64]| 1e3 * v.iter().sum::<f64>() / v.len().max(1) as f64;
             b.push(mean(&rb.round_seconds));

@@ -3,9 +3,10 @@
 //! (docs/notes/collaborative-fair-bo.md §2).
 
 use super::metrics::{CboRun, drive_parties};
+use super::solo::{SideBySide, SoloUcb};
 use agora_core::{Error, Point, Query, QueryKind, Result};
 use agora_math::rng::derive_seed;
-use agora_methods::{Cbo, CboConfig, CboScoring};
+use agora_methods::{Cbo, CboConfig, CboScoring, Strategy};
 use agora_problems::{Oracle, Problem};
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +14,8 @@ use serde::{Deserialize, Serialize};
 pub const SEEDS: [u64; 10] = [8911, 7, 444, 3525, 5023, 1556, 5399, 7863, 4269, 2973];
 /// Rounds per run, random rounds included (`T`).
 pub const T: usize = 70;
+/// Random rounds at the start of a run (the authors' `T0`).
+pub const T0: usize = 10;
 /// Standard deviation of the parties' observation noise.
 pub const NOISE_STD: f64 = 0.1;
 
@@ -34,6 +37,10 @@ pub struct CboVariant {
     pub vary: bool,
     /// BO-IFU instead of the proposed method.
     pub ifu: bool,
+    /// Solo GP-UCB per party instead (ρ, `vary` and `ifu` unused): each party alone with
+    /// the same GP, c1 and c2 (the appendix's C.5 baseline).
+    #[serde(default)]
+    pub solo: bool,
 }
 
 impl CboVariant {
@@ -49,6 +56,18 @@ impl CboVariant {
             rho,
             vary,
             ifu,
+            solo: false,
+        }
+    }
+
+    /// Solo GP-UCB: each of the three parties optimizes alone (label `solo gp-ucb`).
+    pub fn solo() -> CboVariant {
+        CboVariant {
+            label: "solo gp-ucb".into(),
+            rho: 1.0,
+            vary: false,
+            ifu: false,
+            solo: true,
         }
     }
 
@@ -96,13 +115,36 @@ pub fn run_one(v: &CboVariant, seed: u64) -> Result<CboRun> {
 }
 
 /// Run one variant on one seed for `rounds` rounds (random rounds included).
+///
+/// Solo GP-UCB ([`CboVariant::solo`]) runs the parties' one-party strategies side by side
+/// against the same parties, party `p` seeded `derive_seed(seed, [p, 0x50])`, as the
+/// tuning suite's solo baseline.
 pub fn run_rounds(v: &CboVariant, seed: u64, rounds: usize) -> Result<CboRun> {
     let problem = Problem::by_name("hartmann6")?;
-    let mut s = Cbo::new(problem.space.clone(), v.config(), seed)?;
-    let n_init = s.n_init();
+    let cfg = v.config();
+    let n_init = cfg.n_init;
+    let mut s: Box<dyn Strategy> = if v.solo {
+        let members = (0..cfg.parties)
+            .map(|p| {
+                let c = CboConfig {
+                    parties: 1,
+                    ..cfg.clone()
+                };
+                let party = Cbo::new(
+                    problem.space.clone(),
+                    c,
+                    derive_seed(seed, &[p as u64, 0x50]),
+                )?;
+                Ok(SoloUcb::new(party))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Box::new(SideBySide::new(members)?)
+    } else {
+        Box::new(Cbo::new(problem.space.clone(), cfg, seed)?)
+    };
     let f = |q: &Query| noiseless(&problem, q);
     drive_parties(
-        &mut s,
+        &mut *s,
         &mut parties(seed)?,
         rounds,
         n_init,
@@ -112,8 +154,8 @@ pub fn run_rounds(v: &CboVariant, seed: u64, rounds: usize) -> Result<CboRun> {
     )
 }
 
-/// The Hartmann-6d grid: the proposed method at five ρ with fixed and varying c1, and
-/// BO-IFU with fixed c1.
+/// The Hartmann-6d grid: the proposed method at five ρ with fixed and varying c1, BO-IFU
+/// with fixed c1, and solo GP-UCB.
 pub fn variants(quick: bool) -> Vec<CboVariant> {
     let rhos: &[f64] = if quick {
         &[1.0, 0.2]
@@ -132,6 +174,7 @@ pub fn variants(quick: bool) -> Vec<CboVariant> {
         );
         v.extend(rhos.iter().map(|r| CboVariant::new(*r, false, true)));
     }
+    v.push(CboVariant::solo());
     v
 }
 

@@ -12,10 +12,12 @@
 pub mod bench;
 pub mod hartmann;
 pub mod metrics;
+pub mod rationality;
 pub mod report;
 pub mod reproduce;
 pub mod solo;
 pub mod task_report;
+pub mod traces;
 pub mod traffic;
 pub mod tuning;
 

@@ -250,6 +250,26 @@ fn claims(md: &mut String, sums: &[CboSummary], runs: &[CboRun]) -> Result<()> {
             parts.join("; ")
         );
     }
+    let fixed_labels: Vec<&str> = fixed.iter().map(|s| s.variant.as_str()).collect();
+    let fairest = ifu
+        .iter()
+        .min_by(|a, b| a.unfairness_avg.0.total_cmp(&b.unfairness_avg.0))
+        .map(|s| s.variant.as_str());
+    md.push_str(&super::traces::claims_markdown(
+        runs,
+        &fixed_labels,
+        fairest,
+        super::hartmann::T0,
+    )?);
+    md.push_str(&super::task_report::vary_claims(runs, f_star)?);
+    if let (Some(hi), Some(solo)) = (fixed.first(), get("solo gp-ucb")) {
+        md.push_str(&super::rationality::claims_markdown(
+            runs,
+            f_star,
+            &hi.variant,
+            &solo.variant,
+        )?);
+    }
     Ok(())
 }
 

@@ -6,11 +6,15 @@ use super::metrics::CboRun;
 use super::metrics::{CboSummary, summarize, summarize_with};
 use super::report::report_markdown;
 use super::task_report::{traffic_markdown, tuning_markdown, tuning50_markdown};
-use super::traffic::{TRAFFIC_SEEDS, TRAFFIC_T, run_traffic, traffic_graph, traffic_worst_case};
-use super::tuning::{TUNING_50_T, TUNING_T, run_tuning, run_tuning_n};
+use super::traffic::{
+    TRAFFIC_SEEDS, TRAFFIC_T, run_traffic_with, traffic_graph, traffic_worst_case,
+};
+use super::tuning::{TUNING_50_T, TUNING_PARTIES, TUNING_T, run_tuning_n};
+use super::{rationality, traces};
 use crate::report;
 use crate::runner::Runner;
 use agora_core::Result;
+use agora_methods::GraphSearch;
 use std::path::Path;
 use std::time::Instant;
 
@@ -43,17 +47,22 @@ pub fn reproduce(quick: bool, dir: &Path, runner: &Runner) -> Result<Vec<CboSumm
     let vrefs: Vec<&CboVariant> = vs.iter().collect();
     let t0 = Instant::now();
     let runs = runner.run_parallel("cbo", &grid(&vrefs, seeds), |(v, s)| run_one(v, *s))?;
-    // Tuning: five ρ and solo GP-UCB.
+    // Tuning: five ρ with fixed c1, the four ρ < 1 with varying c1, and solo GP-UCB.
     let tune_rounds = if quick { 8 } else { TUNING_T };
-    let tune_variants: Vec<Option<f64>> = if quick {
-        vec![Some(1.0), Some(0.2), None]
+    let rhos: &[f64] = if quick {
+        &[1.0, 0.2]
     } else {
-        vec![Some(1.0), Some(0.8), Some(0.6), Some(0.4), Some(0.2), None]
+        &[1.0, 0.8, 0.6, 0.4, 0.2]
     };
-    let tuning = runner.run_parallel("cbo tuning", &grid(&tune_variants, seeds), |(v, s)| {
-        run_tuning(*v, *s, tune_rounds)
-    })?;
-    // Traffic: five ρ and solo GP-UCB (cheap: milliseconds a round).
+    let mut tune_variants: Vec<(Option<f64>, bool)> =
+        rhos.iter().map(|r| (Some(*r), false)).collect();
+    tune_variants.extend(rhos.iter().filter(|r| **r < 1.0).map(|r| (Some(*r), true)));
+    tune_variants.push((None, false));
+    let tuning =
+        runner.run_parallel("cbo tuning", &grid(&tune_variants, seeds), |((r, v), s)| {
+            run_tuning_n(TUNING_PARTIES, *r, *v, *s, tune_rounds)
+        })?;
+    // Traffic: the same variants (cheap: milliseconds a round).
     let traffic_rounds = if quick { 20 } else { TRAFFIC_T };
     let traffic_seeds: &[u64] = if quick {
         &TRAFFIC_SEEDS[..2]
@@ -63,7 +72,7 @@ pub fn reproduce(quick: bool, dir: &Path, runner: &Runner) -> Result<Vec<CboSumm
     let traffic = runner.run_parallel(
         "cbo traffic",
         &grid(&tune_variants, traffic_seeds),
-        |(v, s)| run_traffic(*v, *s, traffic_rounds),
+        |((r, v), s)| run_traffic_with(*r, *v, *s, traffic_rounds, GraphSearch::BranchAndBound),
     )?;
     // n = 50 tuning (ρ ≥ 0.9).
     let t50_rounds = if quick { 4 } else { TUNING_50_T };
@@ -71,7 +80,7 @@ pub fn reproduce(quick: bool, dir: &Path, runner: &Runner) -> Result<Vec<CboSumm
     let tuning50 = runner.run_parallel(
         "cbo tuning n=50",
         &grid(&[Some(1.0), Some(0.9), None], t50_seeds),
-        |(v, s)| run_tuning_n(50, *v, *s, t50_rounds),
+        |(v, s)| run_tuning_n(50, *v, false, *s, t50_rounds),
     )?;
     let wall = t0.elapsed().as_secs_f64();
     std::fs::create_dir_all(dir).map_err(|e| {
@@ -158,12 +167,36 @@ fn write_report(
             &series(&proposed, curve),
         )?);
     }
+    let h_star = agora_problems::TestFunction::optimum_value(&agora_problems::functions::Hartmann6);
+    figs.extend(rationality::plots(
+        dir,
+        "hartmann",
+        "Hartmann-6d",
+        runs,
+        h_star,
+    )?);
+    figs.extend(traces::unfairness_plot(
+        dir,
+        "hartmann",
+        "Hartmann-6d",
+        runs,
+    )?);
+    let fairest_ifu = sums
+        .iter()
+        .filter(|s| s.variant.starts_with("ifu"))
+        .min_by(|a, b| a.unfairness_avg.0.total_cmp(&b.unfairness_avg.0))
+        .map(|s| s.variant.clone());
+    let mut shown: Vec<&str> = fairest_ifu.iter().map(String::as_str).collect();
+    shown.extend(["rho=1", "rho=0.2"]);
+    figs.extend(traces::lambda_plots(dir, runs, &shown, SEEDS[0])?);
     let (_, _, traffic_star) = traffic_graph()?;
     for (task_runs, f_star, stem, name) in [
         (tuning, 1.0, "tuning", "tuning n = 5"),
         (traffic, traffic_star, "traffic", "traffic n = 8"),
         (tuning50, 1.0, "tuning50", "tuning n = 50"),
     ] {
+        figs.extend(rationality::plots(dir, stem, name, task_runs, f_star)?);
+        figs.extend(traces::unfairness_plot(dir, stem, name, task_runs)?);
         let ts = summarize_with(task_runs, f_star);
         for (what, title, y, curve) in [
             (

@@ -35,12 +35,14 @@ pub fn traffic_graph() -> Result<(Graph, Vec<f64>, f64)> {
 /// collaborative run's, as each party's stream depends on the seed and party only).
 /// Observations are the data's values (no noise): the grid answers.
 pub fn run_traffic(rho: Option<f64>, seed: u64, rounds: usize) -> Result<CboRun> {
-    run_traffic_with(rho, seed, rounds, GraphSearch::BranchAndBound)
+    run_traffic_with(rho, false, seed, rounds, GraphSearch::BranchAndBound)
 }
 
-/// [`run_traffic`] with a chosen exact search.
+/// [`run_traffic`] with a chosen exact search; with `vary` (and `Some(ρ)`), c1 scaled once
+/// by the weights' factor and the label ending in ` vary`.
 pub fn run_traffic_with(
     rho: Option<f64>,
+    vary: bool,
     seed: u64,
     rounds: usize,
     search: GraphSearch,
@@ -49,13 +51,14 @@ pub fn run_traffic_with(
     let graph = graph_of(&grid);
     let base = GraphCboConfig {
         search,
+        vary_c1: vary && rho.is_some(),
         ..GraphCboConfig::traffic(rho.unwrap_or(1.0))
     };
     let n_init = base.n_init;
     match rho {
         Some(r) => {
             let mut s = GraphCbo::new(graph, base, seed)?;
-            let run = CboRun::new(format!("rho={r}"), seed);
+            let run = CboRun::new(format!("rho={r}{}", if vary { " vary" } else { "" }), seed);
             drive_parties(&mut s, &mut grid, rounds, n_init, None, run, |s, run| {
                 let st = s.last_search().unwrap_or_default();
                 run.search_batches.push(st.batches);
@@ -166,8 +169,8 @@ mod tests {
     fn traffic_searches_agree_and_parties_move_along_the_grid() {
         let (graph, values, f_star) = traffic_graph().unwrap();
         assert!((f_star - 96f64.ln()).abs() < 1e-5);
-        let a = run_traffic_with(Some(0.4), 44, 16, GraphSearch::BranchAndBound).unwrap();
-        let b = run_traffic_with(Some(0.4), 44, 16, GraphSearch::Exhaustive).unwrap();
+        let a = run_traffic_with(Some(0.4), false, 44, 16, GraphSearch::BranchAndBound).unwrap();
+        let b = run_traffic_with(Some(0.4), false, 44, 16, GraphSearch::Exhaustive).unwrap();
         assert_eq!(a.f, b.f);
         assert_eq!(a.search_leaves.len(), 10);
         assert!(

@@ -13,8 +13,8 @@ use agora_problems::tuning::{DigitsTuning, TuningParties};
 pub const TUNING_PARTIES: usize = 5;
 /// Rounds per tuning run (random rounds included), as in the authors' scripts.
 pub const TUNING_T: usize = 50;
-/// Rounds of the n = 50 tuning case (random rounds included).
-pub const TUNING_50_T: usize = 20;
+/// Rounds of the n = 50 tuning case (random rounds included): the paper's T = 50.
+pub const TUNING_50_T: usize = 50;
 
 /// One tuning run of the proposed method (`Some(ρ)`, the authors' settings
 /// [`CboConfig::tuning`]) or of solo GP-UCB per party
@@ -22,12 +22,20 @@ pub const TUNING_50_T: usize = 20;
 /// `β_t = c1 · d · log(c2 t)`). Values are validation accuracies; `f` holds them (the
 /// authors regret against f* = 1 with U built from y).
 pub fn run_tuning(rho: Option<f64>, seed: u64, rounds: usize) -> Result<CboRun> {
-    run_tuning_n(TUNING_PARTIES, rho, seed, rounds)
+    run_tuning_n(TUNING_PARTIES, rho, false, seed, rounds)
 }
 
 /// [`run_tuning`] with `parties` parties; party `p` uses shard `p mod 5`, as the authors'
 /// party `s` uses split `s % 5` ([`TuningParties`]). Labels carry `n=…` when `parties ≠ 5`.
-pub fn run_tuning_n(parties: usize, rho: Option<f64>, seed: u64, rounds: usize) -> Result<CboRun> {
+/// With `vary` (and `Some(ρ)`), c1 is scaled once by the weights' factor
+/// ([`CboConfig::vary_c1`]) and the label ends in ` vary`.
+pub fn run_tuning_n(
+    parties: usize,
+    rho: Option<f64>,
+    vary: bool,
+    seed: u64,
+    rounds: usize,
+) -> Result<CboRun> {
     let task = DigitsTuning::new(TUNING_PARTIES)?;
     let mut respondent = TuningParties::new(task, parties, seed)?;
     let space = Space::reals(&[(0.0, 1.0); 3])?;
@@ -37,7 +45,13 @@ pub fn run_tuning_n(parties: usize, rho: Option<f64>, seed: u64, rounds: usize) 
         format!("n={parties} ")
     };
     let (label, cfg) = match rho {
-        Some(r) => (format!("{prefix}rho={r}"), CboConfig::tuning(r, parties, 3)),
+        Some(r) => (
+            format!("{prefix}rho={r}{}", if vary { " vary" } else { "" }),
+            CboConfig {
+                vary_c1: vary,
+                ..CboConfig::tuning(r, parties, 3)
+            },
+        ),
         None => (
             format!("{prefix}solo gp-ucb"),
             CboConfig::tuning(1.0, parties, 3),
