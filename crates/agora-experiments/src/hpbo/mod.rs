@@ -28,5 +28,6 @@ pub use bench::{HpboBenchRow, bench, bench_table};
 pub use metrics::{HpboSummary, METRICS, final_per_seed, mean_noise_per_seed, metric, summarize};
 pub use report::{rebuild, report_markdown, reproduce, write_report};
 pub use runs::{
-    ETA, GAMMA, HpboExperiment, HpboMethod, HpboRecord, experiments, run_experiments, run_one,
+    ETA, GAMMA, GAMMA_SCALES, HpboExperiment, HpboMethod, HpboRecord, experiments, run_experiments,
+    run_one,
 };

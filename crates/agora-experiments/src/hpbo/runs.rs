@@ -30,6 +30,10 @@ pub struct HpboMethod {
     /// baseline of the paper's abstract (label suffix `/homo`).
     #[serde(default)]
     pub homoscedastic: bool,
+    /// RAHBO's γ as a multiple of the problem's ρ (`None`: 1, γ = ρ). The γ sweep
+    /// (label `rahbo/g={scale}rho`).
+    #[serde(default)]
+    pub gamma_scale: Option<f64>,
 }
 
 impl HpboMethod {
@@ -51,6 +55,17 @@ impl HpboMethod {
             inference: inference.into(),
             bandwidth: bandwidth.into(),
             homoscedastic: false,
+            gamma_scale: None,
+        }
+    }
+
+    /// RAHBO with `γ = scale · ρ`, labelled `rahbo/g={scale}rho`. At scale 0 it is UCB with
+    /// the same η (the acquisition `μ + η σ − γ σ²_noise` loses its noise term).
+    pub fn rahbo_gamma(scale: f64) -> HpboMethod {
+        HpboMethod {
+            label: format!("rahbo/g={scale}rho"),
+            gamma_scale: Some(scale),
+            ..HpboMethod::new("rahbo", "hb", "loo")
         }
     }
 
@@ -68,7 +83,7 @@ impl HpboMethod {
         // RAHBO's penalty weight is the mean-variance trade-off it optimizes (Makarova et al.
         // 2021): the metric's ρ. ANPEI penalizes the noise standard deviation with γ = 1.
         let gamma = if self.acq == "rahbo" {
-            problem.default_rho()
+            problem.default_rho() * self.gamma_scale.unwrap_or(1.0)
         } else {
             GAMMA
         };
@@ -83,7 +98,7 @@ impl HpboMethod {
 /// One experiment: methods × problems × seeds, `iters` acquisition rounds per run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HpboExperiment {
-    /// Name (`main`, `homoscedastic`, `inference`, `bandwidth`, `student-t`).
+    /// Name (`main`, `homoscedastic`, `inference`, `bandwidth`, `rahbo-gamma`, `student-t`).
     pub name: String,
     /// Methods.
     pub methods: Vec<HpboMethod>,
@@ -95,7 +110,10 @@ pub struct HpboExperiment {
     pub iters: usize,
 }
 
-/// The suite: the paper's Figure 2 set and its ablations.
+/// RAHBO's γ / ρ in the γ sweep (γ = ρ is the main runs' RAHBO, γ = 0 is UCB).
+pub const GAMMA_SCALES: [f64; 3] = [0.1, 0.3, 3.0];
+
+/// The suite: the paper's Figure 2 set, its ablations and RAHBO's γ sweep.
 pub fn experiments(quick: bool) -> Vec<HpboExperiment> {
     let (seeds, iters, ab_seeds): (u64, usize, u64) = if quick { (3, 15, 2) } else { (30, 50, 30) };
     let four = |inf: &str, bw: &str| -> Vec<HpboMethod> {
@@ -141,6 +159,18 @@ pub fn experiments(quick: bool) -> Vec<HpboExperiment> {
             ],
             problems: vec!["sine1d".into(), "hartmann4d".into()],
             seeds: (0..ab_seeds).collect(),
+            iters,
+        },
+        // RAHBO's γ: with γ = ρ the acquisition's noise penalty is the metric's own; the
+        // sweep shows how much of the risk-averse claim that builds in.
+        HpboExperiment {
+            name: "rahbo-gamma".into(),
+            methods: GAMMA_SCALES
+                .iter()
+                .map(|g| HpboMethod::rahbo_gamma(*g))
+                .collect(),
+            problems: vec!["sine1d".into(), "branin2d".into(), "hartmann4d".into()],
+            seeds: (0..seeds).collect(),
             iters,
         },
         HpboExperiment {
@@ -293,6 +323,27 @@ pub fn run_experiments(
 mod tests {
     use super::*;
     use crate::hpbo::summarize;
+
+    /// RAHBO at γ = 0 asks exactly UCB's duels (same η), and γ changes the queries.
+    #[test]
+    fn rahbo_at_gamma_zero_is_ucb() {
+        let strip = |v: &[HpboRecord]| v.iter().map(|r| r.x.clone()).collect::<Vec<_>>();
+        let ucb = run_one("t", &HpboMethod::new("ucb", "hb", "loo"), "branin2d", 3, 5).unwrap();
+        let g0 = run_one("t", &HpboMethod::rahbo_gamma(0.0), "branin2d", 3, 5).unwrap();
+        assert_eq!(strip(&ucb), strip(&g0));
+        let g1 = run_one("t", &HpboMethod::rahbo_gamma(1.0), "branin2d", 3, 5).unwrap();
+        let main = run_one(
+            "t",
+            &HpboMethod::new("rahbo", "hb", "loo"),
+            "branin2d",
+            3,
+            5,
+        )
+        .unwrap();
+        assert_eq!(strip(&g1), strip(&main));
+        assert_ne!(strip(&g1), strip(&g0));
+        assert_eq!(HpboMethod::rahbo_gamma(0.3).label, "rahbo/g=0.3rho");
+    }
 
     #[test]
     fn metrics_follow_their_definitions_and_runs_are_reproducible() {
