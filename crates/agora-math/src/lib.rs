@@ -6,7 +6,7 @@
 //! L-BFGS-B with multistart ([`optim`]), an augmented-Lagrangian solver for smooth
 //! constrained problems ([`constrained`]), square assignment (Hungarian, Sinkhorn;
 //! [`assign`]), maximal cliques ([`cliques`]), the CMA-ES sampler and update ([`cma_es`]),
-//! seeded ChaCha streams ([`rng`]) and the central finite differences that check analytic
+//! rank statistics ([`rank`]), seeded ChaCha streams ([`rng`]) and the central finite differences that check analytic
 //! gradients in tests ([`fd`]).
 
 pub mod assign;
@@ -17,6 +17,7 @@ pub mod design;
 pub mod fd;
 pub mod linalg;
 pub mod optim;
+pub mod rank;
 pub mod rng;
 pub mod special;
 pub mod truncnorm;

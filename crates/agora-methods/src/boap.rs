@@ -41,7 +41,9 @@
 use crate::Strategy;
 use crate::open::{self, AskTell, OpenQuery};
 use agora_core::{Answer, AnswerKind, Error, Point, Query, QueryKind, Result, Space};
-use agora_gp::gibbs::{AugmentedFit, AugmentedGibbs, augment, fit_augmented};
+use agora_gp::gibbs::{
+    AlphaMode, AugmentedFit, AugmentedGibbs, DEFAULT_FLOOR, augment, fit_augmented,
+};
 use agora_gp::{Comparison, ExactGp, GpConfig, PrefConfig, PrefLikelihood, PreferenceGp, Prior};
 use agora_math::linalg::Cholesky;
 use agora_math::rng::{derive_seed, stream};
@@ -143,6 +145,40 @@ pub struct BoapConfig {
     pub starts: usize,
     /// Method.
     pub variant: BoapVariant,
+    /// Extensions beyond the paper (all off in [`BoapConfig::paper`]).
+    pub extension: BoapExtension,
+}
+
+/// Changes to Arm-𝔥 beyond the paper, for a useless or misleading property (issue notes:
+/// in Eq. 6 the Gibbs prefactor `√(2ℓℓ′/(ℓ² + ℓ′²))` with `ℓ = α σ̄` does not depend on α,
+/// so a shared α capped at 2 cannot switch a property off). All off by default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BoapExtension {
+    /// One α per property (App. A.4.1's bold **α**) instead of one shared α.
+    pub per_property_alpha: bool,
+    /// Box of α (the paper's `(0, 2]`, closed at 0.01).
+    pub alpha_bounds: (f64, f64),
+    /// Floor on the normalized rank-GP std σ̄ fed to the kernel (0: none). A floor large
+    /// against σ̄'s spread makes `ℓ = α max(σ̄, floor)` nearly constant, the prefactor
+    /// nearly 1, and α then scales a plain SE lengthscale.
+    pub sigma_floor: f64,
+    /// Property-quality gate: a property whose comparisons order the evaluated designs'
+    /// values no better than `|2c − 1| < gate` (`c` the share of comparisons the
+    /// higher-valued design wins) is left out of Arm-𝔥 this iteration (decided on all
+    /// designs, then kept fixed across the arm rule's folds); with none left, the control
+    /// arm is pulled. A reversed property is kept: the GP uses its ordering either way.
+    pub gate: Option<f64>,
+}
+
+impl Default for BoapExtension {
+    fn default() -> Self {
+        BoapExtension {
+            per_property_alpha: false,
+            alpha_bounds: agora_gp::gibbs::ALPHA_BOUNDS,
+            sigma_floor: 0.0,
+            gate: None,
+        }
+    }
 }
 
 impl BoapConfig {
@@ -161,6 +197,7 @@ impl BoapConfig {
             compare_with: None,
             starts: 3,
             variant,
+            extension: BoapExtension::default(),
         }
     }
 }
@@ -180,6 +217,10 @@ pub struct BoapRecord {
     pub score_control: f64,
     /// Wall seconds of the proposal.
     pub seconds: f64,
+    /// Which properties Arm-𝔥 used (all, unless [`BoapExtension::gate`] left some out;
+    /// empty for methods without the expert).
+    #[serde(default)]
+    pub kept: Vec<bool>,
 }
 
 /// What a queued or open BOAP query asks.
@@ -214,6 +255,44 @@ impl RankModels {
         }
         Ok((mu, sd))
     }
+
+    /// Arm-𝔥's inputs `[x, μ̄_kept]` with `σ̄_kept` floored at `floor` ([`augment`]).
+    fn augmented(&self, xs: MatRef<'_, f64>, keep: &[bool], floor: f64) -> Result<Mat<f64>> {
+        let (mu, sd) = self.at(xs)?;
+        let cols: Vec<usize> = (0..keep.len()).filter(|&i| keep[i]).collect();
+        let mu_k = Mat::from_fn(xs.nrows(), cols.len(), |r, c| mu[(r, cols[c])]);
+        let sd_k = Mat::from_fn(xs.nrows(), cols.len(), |r, c| sd[(r, cols[c])].max(floor));
+        augment(xs, mu_k.as_ref(), sd_k.as_ref())
+    }
+}
+
+/// [`BoapExtension::gate`]: which properties the expert's comparisons between evaluated
+/// designs order like their values, `|2c − 1| ≥ gate` with `c` the share of comparisons
+/// whose winner has the larger value (ties count half): 1 for answers that follow (or
+/// exactly reverse) the values, about 0 for coin flips. All are kept without a gate; a
+/// property without comparisons fails one.
+fn gate(prefs: &[Vec<Comparison>], y: &[f64], gate: Option<f64>) -> Vec<bool> {
+    let Some(g) = gate else {
+        return vec![true; prefs.len()];
+    };
+    prefs
+        .iter()
+        .map(|cs| {
+            let (mut agree, mut n) = (0.0f64, 0.0f64);
+            for c in cs {
+                let (w, l) = (y[c.winner], y[c.loser]);
+                agree += if w > l {
+                    1.0
+                } else if w == l {
+                    0.5
+                } else {
+                    0.0
+                };
+                n += 1.0;
+            }
+            n > 0.0 && (2.0 * agree / n - 1.0).abs() >= g
+        })
+        .collect()
 }
 
 /// BOAP and its baselines.
@@ -251,8 +330,8 @@ fn log_density(y: &[f64], mean: &[f64], cov: MatRef<'_, f64>, noise: f64) -> Res
 }
 
 impl Boap {
-    /// Errors name `properties`, `init`, `noise`, `rank_noise`, `arm_rule.fraction` or the
-    /// space.
+    /// Errors name `properties`, `init`, `noise`, `rank_noise`, `arm_rule.fraction`,
+    /// `extension.alpha_bounds`, `extension.sigma_floor`, `extension.gate` or the space.
     pub fn new(space: Space, cfg: BoapConfig, seed: u64) -> Result<Boap> {
         space.validate()?;
         if cfg.variant.uses_expert() && cfg.properties.is_empty() {
@@ -289,6 +368,28 @@ impl Boap {
             return Err(Error::invalid(
                 "arm_rule.folds",
                 format!("cross-validation needs at least 2 folds, got {folds}"),
+            ));
+        }
+        let ext = cfg.extension;
+        let (lo, hi) = ext.alpha_bounds;
+        if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi) {
+            return Err(Error::invalid(
+                "extension.alpha_bounds",
+                format!("needs 0 < lo <= hi, finite; got ({lo}, {hi})"),
+            ));
+        }
+        if !(ext.sigma_floor.is_finite() && ext.sigma_floor >= 0.0) {
+            return Err(Error::invalid(
+                "extension.sigma_floor",
+                format!("must be a finite number >= 0, got {}", ext.sigma_floor),
+            ));
+        }
+        if let Some(g) = ext.gate
+            && !(0.0..=1.0).contains(&g)
+        {
+            return Err(Error::invalid(
+                "extension.gate",
+                format!("a |Spearman| threshold in [0, 1], got {g}"),
             ));
         }
         let mut rng = stream(seed, &[0xB0A]);
@@ -505,10 +606,18 @@ impl Boap {
     ) -> Result<agora_gp::gibbs::AugmentedFitResult> {
         let xa = Mat::from_fn(rows.len(), aug.ncols(), |i, j| aug[(rows[i], j)]);
         let y: Vec<f64> = rows.iter().map(|&r| ys[r]).collect();
-        let kernel = AugmentedGibbs::paper(self.space.dim(), self.cfg.properties.len())?;
+        let (d, ext) = (self.space.dim(), self.cfg.extension);
+        // The properties Arm-𝔥 sees: its inputs are [x, μ̄_kept, σ̄_kept].
+        let m = (aug.ncols() - d) / 2;
+        let kernel = if ext.per_property_alpha {
+            AugmentedGibbs::new(d, m, AlphaMode::PerProperty, 0.5, 1.0, DEFAULT_FLOOR)?
+        } else {
+            AugmentedGibbs::paper(d, m)?
+        };
         let fit = AugmentedFit {
             noise: self.cfg.noise,
             starts: self.cfg.starts,
+            alpha_bounds: ext.alpha_bounds,
             ..AugmentedFit::default()
         };
         fit_augmented(
@@ -524,6 +633,7 @@ impl Boap {
     fn choose_arm(
         &self,
         aug: MatRef<'_, f64>,
+        keep: &[bool],
         ys: &[f64],
         rule: ArmRule,
     ) -> Result<(Arm, f64, f64)> {
@@ -557,8 +667,8 @@ impl Boap {
                     let train: Vec<usize> = (0..n).filter(|r| !test.contains(r)).collect();
                     // Augmented inputs from rank GPs that never saw a held-out design.
                     let (rank, _) = self.rank_models(&train)?;
-                    let (mu, sd) = rank.at(xm.as_ref())?;
-                    let fold_aug = augment(xm.as_ref(), mu.as_ref(), sd.as_ref())?;
+                    let fold_aug =
+                        rank.augmented(xm.as_ref(), keep, self.cfg.extension.sigma_floor)?;
                     let (h, c) = self.score_split(fold_aug.as_ref(), &train, &test, ys)?;
                     sh += h;
                     sf += c;
@@ -633,34 +743,34 @@ impl Boap {
         }
     }
 
-    fn next_design(&mut self) -> Result<(Vec<f64>, Arm, f64, f64)> {
+    fn next_design(&mut self) -> Result<(Vec<f64>, Arm, f64, f64, Vec<bool>)> {
         let ys = self.standardized();
         let xm = mat(&self.x);
         let (cands, exclude) = self.candidates()?;
         let cm = mat(&cands);
         let mut rng = stream(self.seed, &[self.queries, 0xB10]);
         let variant = self.cfg.variant;
-        let (rank, aug) = if variant.uses_expert() {
+        let floor = self.cfg.extension.sigma_floor;
+        let (rank, aug, keep) = if variant.uses_expert() {
             let rank = self.fit_rank()?;
-            let (mu, sd) = rank.at(xm.as_ref())?;
-            let aug = augment(xm.as_ref(), mu.as_ref(), sd.as_ref())?;
-            (Some(rank), Some(aug))
+            let keep = gate(&self.prefs, &self.y, self.cfg.extension.gate);
+            let aug = rank.augmented(xm.as_ref(), &keep, floor)?;
+            (Some(rank), Some(aug), keep)
         } else {
-            (None, None)
+            (None, None, Vec::new())
         };
+        let usable = keep.iter().any(|k| *k);
         let (arm, sh, sf) = match variant {
-            BoapVariant::Boap => self.choose_arm(
-                aug.as_ref().expect("fitted").as_ref(),
-                &ys,
-                self.cfg.arm_rule,
-            )?,
-            BoapVariant::BoapFullData => self.choose_arm(
-                aug.as_ref().expect("fitted").as_ref(),
-                &ys,
-                ArmRule::FullData,
-            )?,
-            BoapVariant::BoapOa => (Arm::Human, f64::NAN, f64::NAN),
-            BoapVariant::BoTs | BoapVariant::BoEi => (Arm::Control, f64::NAN, f64::NAN),
+            BoapVariant::Boap | BoapVariant::BoapFullData if usable => {
+                let rule = if variant == BoapVariant::Boap {
+                    self.cfg.arm_rule
+                } else {
+                    ArmRule::FullData
+                };
+                self.choose_arm(aug.as_ref().expect("fitted").as_ref(), &keep, &ys, rule)?
+            }
+            BoapVariant::BoapOa if usable => (Arm::Human, f64::NAN, f64::NAN),
+            _ => (Arm::Control, f64::NAN, f64::NAN),
         };
         let all: Vec<usize> = (0..ys.len()).collect();
         let k = match (arm, variant) {
@@ -698,12 +808,11 @@ impl Boap {
             (Arm::Human, _) => {
                 let aug = aug.expect("fitted");
                 let h = self.fit_human(aug.as_ref(), &all, &ys)?;
-                let (mu, sd) = rank.expect("fitted").at(cm.as_ref())?;
-                let ca = augment(cm.as_ref(), mu.as_ref(), sd.as_ref())?;
+                let ca = rank.expect("fitted").augmented(cm.as_ref(), &keep, floor)?;
                 agora_acq::thompson::sample_argmax_finite(&h.gp, ca.as_ref(), &exclude, &mut rng)?
             }
         };
-        Ok((cands[k].clone(), arm, sh, sf))
+        Ok((cands[k].clone(), arm, sh, sf, keep))
     }
 
     fn queue_comparisons(&mut self, new: usize) {
@@ -744,7 +853,7 @@ impl AskTell for Boap {
             Some(p) => p,
             None => {
                 let t0 = Instant::now();
-                let (x, arm, sh, sf) = self.next_design()?;
+                let (x, arm, sh, sf, kept) = self.next_design()?;
                 self.records.push(BoapRecord {
                     x: x.clone(),
                     y: None,
@@ -752,6 +861,7 @@ impl AskTell for Boap {
                     score_human: sh,
                     score_control: sf,
                     seconds: t0.elapsed().as_secs_f64(),
+                    kept,
                 });
                 self.queue.push_back(Pending::Evaluate(x));
                 self.queue[0].clone()
@@ -882,6 +992,164 @@ mod tests {
         s
     }
 
+    /// Benchmark-1d's values with property answers from `prefer(property, f_a, f_b, coin)`
+    /// (true: the first design wins), `coin` a seeded fair coin per comparison.
+    fn run_with(
+        cfg: BoapConfig,
+        evals: usize,
+        prefer: impl Fn(usize, f64, f64, bool) -> bool,
+    ) -> Boap {
+        let b = BoapBenchmark::Benchmark1d;
+        let f = b.function();
+        let space = Space::reals(&b.bounds()).unwrap();
+        let val = |u: &[f64]| f.eval(&space.to_user_reals(u).unwrap());
+        let mut s = Boap::new(Space::reals(&[(0.0, 1.0)]).unwrap(), cfg, 5).unwrap();
+        let mut rng = stream(99, &[1]);
+        while s.values().len() < evals {
+            let q = s.ask().unwrap();
+            let kind = match &q.kind {
+                QueryKind::Evaluate { points } => {
+                    let Point::Unit(u) = &points[0] else { panic!() };
+                    AnswerKind::Values {
+                        values: vec![val(u)],
+                    }
+                }
+                QueryKind::Compare { points, rater, .. } => {
+                    let u: Vec<Vec<f64>> = points
+                        .iter()
+                        .map(|p| match p {
+                            Point::Unit(u) => u.clone(),
+                            _ => panic!(),
+                        })
+                        .collect();
+                    let p = usize::from(rater.as_deref() == Some("omega2"));
+                    let first = prefer(p, val(&u[0]), val(&u[1]), rng.random::<bool>());
+                    AnswerKind::Choice {
+                        winner: usize::from(!first),
+                        rater: None,
+                    }
+                }
+                _ => panic!(),
+            };
+            s.tell(&Answer {
+                query_id: q.id,
+                kind,
+            })
+            .unwrap();
+        }
+        s
+    }
+
+    /// The gate keeps a property whose answers follow the values and drops one answered by
+    /// coin flips (the share of agreeing answers by hand below); with both answered by
+    /// coins and a strict gate nothing is kept and the control arm is pulled;
+    /// without a gate every property is kept. Bad extension settings are refused by name.
+    #[test]
+    fn the_property_gate_drops_a_coin_flipping_property() {
+        let mut cfg = BoapConfig::paper(2, 4, BoapVariant::Boap);
+        cfg.extension.gate = Some(0.5);
+        let s = run_with(
+            cfg.clone(),
+            12,
+            |p, a, b, coin| if p == 0 { a > b } else { coin },
+        );
+        assert!(
+            s.records().iter().all(|r| r.kept == vec![true, false]),
+            "{:?}",
+            s.records()
+        );
+        let c = |w, l| Comparison {
+            winner: w,
+            loser: l,
+            scale: 1.0,
+        };
+        let y = [0.0, 1.0, 2.0, 2.0];
+        // Agreeing: (1 > 0), (2 > 0), tie (2, 3): c = 2.5 / 3; reversed: c = 0.
+        let prefs = vec![
+            vec![c(1, 0), c(2, 0), c(2, 3)],
+            vec![c(0, 1), c(0, 2)],
+            vec![],
+        ];
+        assert_eq!(gate(&prefs, &y, Some(0.6)), vec![true, true, false]);
+        assert_eq!(gate(&prefs, &y, Some(0.7)), vec![false, true, false]);
+        assert_eq!(gate(&prefs, &y, None), vec![true; 3]);
+        // Coin flips rarely order six or more pairs like the values: |2c − 1| ≥ 0.9 needs
+        // nearly all of them to agree (or all to disagree).
+        cfg.extension.gate = Some(0.9);
+        let s = run_with(cfg.clone(), 9, |_, _, _, coin| coin);
+        assert!(
+            s.records()
+                .iter()
+                .all(|r| r.arm == Arm::Control && !r.kept.iter().any(|k| *k))
+        );
+        assert!(s.records().iter().all(|r| r.score_human.is_nan()));
+        let paper = BoapConfig::paper(2, 4, BoapVariant::Boap);
+        let s = run_with(paper, 8, |_, _, _, coin| coin);
+        assert!(s.records().iter().all(|r| r.kept == vec![true, true]));
+        let space = Space::reals(&[(0.0, 1.0)]).unwrap();
+        for (field, bad) in [
+            (
+                "extension.gate",
+                BoapExtension {
+                    gate: Some(1.5),
+                    ..BoapExtension::default()
+                },
+            ),
+            (
+                "extension.sigma_floor",
+                BoapExtension {
+                    sigma_floor: -1.0,
+                    ..BoapExtension::default()
+                },
+            ),
+            (
+                "extension.alpha_bounds",
+                BoapExtension {
+                    alpha_bounds: (2.0, 1.0),
+                    ..BoapExtension::default()
+                },
+            ),
+        ] {
+            let mut c = BoapConfig::paper(2, 4, BoapVariant::Boap);
+            c.extension = bad;
+            let e = Boap::new(space.clone(), c, 0).unwrap_err();
+            assert!(e.to_string().contains(field), "{e}");
+        }
+    }
+
+    /// The σ̄ floor reaches Arm-𝔥's inputs: with a floor above every σ̄, each σ̄ column is
+    /// the floor; without one, the columns are the rank GPs' σ̄. Kept columns only.
+    #[test]
+    fn the_sigma_floor_and_the_kept_columns_shape_the_augmented_inputs() {
+        let s = run(BoapVariant::Boap, 1, 7);
+        let xm = mat(s.designs());
+        let all: Vec<usize> = (0..s.designs().len()).collect();
+        let (rank, _) = s.rank_models(&all).unwrap();
+        let (mu, sd) = rank.at(xm.as_ref()).unwrap();
+        let plain = rank.augmented(xm.as_ref(), &[true, true], 0.0).unwrap();
+        assert_eq!(
+            plain,
+            augment(xm.as_ref(), mu.as_ref(), sd.as_ref()).unwrap()
+        );
+        let big = 10.0
+            * (0..7)
+                .map(|r| sd[(r, 0)].max(sd[(r, 1)]))
+                .fold(0.0, f64::max);
+        let floored = rank.augmented(xm.as_ref(), &[true, true], big).unwrap();
+        let one = rank.augmented(xm.as_ref(), &[false, true], 0.0).unwrap();
+        assert_eq!(one.ncols(), 1 + 2);
+        assert_ne!(floored, plain);
+        for r in 0..7 {
+            assert_eq!(one[(r, 1)], plain[(r, 2)]);
+            assert_eq!(one[(r, 2)], plain[(r, 4)]);
+            assert_eq!(floored[(r, 0)], plain[(r, 0)]);
+        }
+        let floors = (0..floored.ncols())
+            .filter(|&j| (0..7).all(|r| floored[(r, j)] == big))
+            .count();
+        assert_eq!(floors, 2, "{floored:?}");
+    }
+
     #[test]
     fn same_seed_same_designs_and_the_expert_is_asked_as_the_paper_says() {
         for v in [BoapVariant::Boap, BoapVariant::BoTs] {
@@ -977,7 +1245,12 @@ mod tests {
             let (mu, sd) = rank.at(xm.as_ref()).unwrap();
             let aug = augment(xm.as_ref(), mu.as_ref(), sd.as_ref()).unwrap();
             let (_, h, _) = b
-                .choose_arm(aug.as_ref(), &ys, ArmRule::HeldOut { fraction: 0.2 })
+                .choose_arm(
+                    aug.as_ref(),
+                    &[true; 2],
+                    &ys,
+                    ArmRule::HeldOut { fraction: 0.2 },
+                )
                 .unwrap();
             h
         };
@@ -988,8 +1261,8 @@ mod tests {
         let (mu, sd) = rank.at(xm.as_ref()).unwrap();
         let aug = augment(xm.as_ref(), mu.as_ref(), sd.as_ref()).unwrap();
         let kf = ArmRule::KFold { folds: 5 };
-        let a = s.choose_arm(aug.as_ref(), &ys, kf).unwrap();
-        assert_eq!(a, s.choose_arm(aug.as_ref(), &ys, kf).unwrap());
+        let a = s.choose_arm(aug.as_ref(), &[true; 2], &ys, kf).unwrap();
+        assert_eq!(a, s.choose_arm(aug.as_ref(), &[true; 2], &ys, kf).unwrap());
         assert!(a.1.is_finite() && a.2.is_finite());
         let mut c = BoapConfig::paper(2, 4, BoapVariant::Boap);
         c.arm_rule = ArmRule::KFold { folds: 1 };

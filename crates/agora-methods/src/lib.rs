@@ -36,7 +36,7 @@ pub mod turbo;
 pub mod uniform_search;
 
 pub use alebo::{Alebo, AleboAcquisition, AleboConfig, AleboMetric};
-pub use boap::{Arm, ArmRule, Boap, BoapConfig, BoapRecord, BoapVariant};
+pub use boap::{Arm, ArmRule, Boap, BoapConfig, BoapExtension, BoapRecord, BoapVariant};
 pub use cbo::{Cbo, CboConfig, CboScoring, FixedGp};
 pub use cbo_graph::{Graph, GraphCbo, GraphCboConfig, GraphScoring, GraphSearch};
 pub use cma_es::{CmaEs, CmaEsConfig};

@@ -13,4 +13,4 @@ pub mod report;
 pub mod runs;
 
 pub use report::{rebuild, report_markdown, reproduce};
-pub use runs::{BoapRun, Setting, Task, electrode_task, jobs, run_one, tasks};
+pub use runs::{BoapRun, Ext, GATE, Method, Setting, Task, electrode_task, jobs, run_one, tasks};

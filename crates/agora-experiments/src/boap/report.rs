@@ -39,7 +39,7 @@ pub fn reproduce(
     all.sort_by_key(|(ti, _, m, _)| {
         (
             std::cmp::Reverse(task_list[*ti].init_budget().1),
-            usize::from(!m.uses_expert()),
+            usize::from(!m.variant.uses_expert()),
         )
     });
     let t0 = std::time::Instant::now();
@@ -112,7 +112,15 @@ fn methods_of(runs: &[BoapRun], task: &str, setting: Setting) -> Vec<String> {
             v.push(r.method.clone());
         }
     }
-    let order = ["boap", "boap-fd", "boap-oa", "bo-ts", "bo-ei"];
+    let order = [
+        "boap",
+        "boap-fd",
+        "boap-oa",
+        "bo-ts",
+        "bo-ei",
+        "boap+pa",
+        "boap+gate",
+    ];
     v.sort_by_key(|m| order.iter().position(|o| o == m).unwrap_or(9));
     v
 }
@@ -251,7 +259,7 @@ pub fn report_markdown(
                     m.clone(),
                     g.show(final_regret),
                     g.show(mean_regret),
-                    if m == "boap" || m == "boap-fd" {
+                    if m.starts_with("boap") && m != "boap-oa" {
                         format!("{c}/{n}")
                     } else {
                         "–".into()
@@ -356,6 +364,7 @@ pub fn report_markdown(
                 ia.show(switch_rate),
                 fd.show(switch_rate)
             );
+            extensions(&mut md, &get, &boap, &ia)?;
         }
     }
     md.push_str(
@@ -384,6 +393,55 @@ pub fn report_markdown(
         let _ = writeln!(md, "- [{f}]({f})");
     }
     Ok(md)
+}
+
+/// The extensions beyond the paper on one function: final regret against BOAP (accurate
+/// features, paired), and the guard (Arm-𝔣 share under IA against accurate).
+fn extensions<'a>(
+    md: &mut String,
+    get: &dyn Fn(Setting, &str) -> Group<'a>,
+    boap: &Group,
+    boap_ia: &Group,
+) -> Result<()> {
+    for (m, what) in [
+        ("boap+pa", "one α per property (App. A.4.1's bold α)"),
+        (
+            "boap+gate",
+            "the property-quality gate (a property whose comparisons order the values no better than |2c − 1| < 0.3 is left out)",
+        ),
+    ] {
+        let acc = get(Setting::Accurate, m);
+        let ia = get(Setting::Inaccurate, m);
+        if acc.runs.is_empty() {
+            continue;
+        }
+        let vs = lower_final(&acc, boap)?;
+        let vs_ia = lower_final(&ia, boap_ia)?;
+        let (ca, na) = acc.control_share();
+        let (ci, ni) = ia.control_share();
+        let guard = verdict_by_seed(
+            &ia.per_seed(control_fraction),
+            &acc.per_seed(control_fraction),
+            Better::Higher,
+        )?;
+        let _ = writeln!(
+            md,
+            "- *Extension beyond the paper, {m}* ({what}): final regret {} against BOAP's {} (accurate; lower \
+             than BOAP: {}, {}); under IA {} against {} ({}). Arm-𝔣 pulled on {ca}/{na} iterations (accurate) \
+             and {ci}/{ni} (IA): more often under IA — {}, {}; switch rate {} (accurate).",
+            acc.show(final_regret),
+            boap.show(final_regret),
+            vs.verdict.label(),
+            vs.describe(DECIMALS),
+            ia.show(final_regret),
+            boap_ia.show(final_regret),
+            vs_ia.describe(DECIMALS),
+            guard.verdict.label(),
+            guard.describe(3),
+            acc.show(switch_rate)
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

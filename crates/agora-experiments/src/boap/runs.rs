@@ -2,7 +2,7 @@
 //! the runner.
 
 use agora_core::{AnswerKind, Error, Respondent, Result, Space};
-use agora_methods::{Arm, Boap, BoapConfig, BoapVariant};
+use agora_methods::{Arm, Boap, BoapConfig, BoapExtension, BoapVariant};
 use agora_problems::boap::{BenchmarkTruth, BoapBenchmark, Features, Pool, SimulatedExpert};
 use agora_problems::{BoapRespondent, ObjectiveTruth};
 use serde::{Deserialize, Serialize};
@@ -27,6 +27,59 @@ impl Setting {
             Setting::Accurate => "accurate".into(),
             Setting::Inaccurate => "IA".into(),
             Setting::Noisy(d) => format!("NP (δ = {d})"),
+        }
+    }
+}
+
+/// Threshold of the property-quality gate ([`BoapExtension::gate`]) in `boap+gate`: about
+/// two standard deviations of `|2c − 1|` for coin-flip answers over 50 comparisons.
+pub const GATE: f64 = 0.3;
+
+/// A method of the suite: a variant, and an extension beyond the paper.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Method {
+    /// The variant.
+    pub variant: BoapVariant,
+    /// The extension (`None`: the paper's method).
+    pub ext: Option<Ext>,
+}
+
+/// Extensions of BOAP beyond the paper run by the suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ext {
+    /// One α per property (`+pa`).
+    PerPropertyAlpha,
+    /// The property-quality gate at [`GATE`] (`+gate`).
+    Gate,
+}
+
+impl Method {
+    /// The paper's `variant`.
+    pub fn paper(variant: BoapVariant) -> Method {
+        Method { variant, ext: None }
+    }
+
+    /// Name: the variant's, with `+pa` or `+gate`.
+    pub fn name(&self) -> String {
+        let v = self.variant.name();
+        match self.ext {
+            None => v.to_string(),
+            Some(Ext::PerPropertyAlpha) => format!("{v}+pa"),
+            Some(Ext::Gate) => format!("{v}+gate"),
+        }
+    }
+
+    fn extension(&self) -> BoapExtension {
+        match self.ext {
+            None => BoapExtension::default(),
+            Some(Ext::PerPropertyAlpha) => BoapExtension {
+                per_property_alpha: true,
+                ..BoapExtension::default()
+            },
+            Some(Ext::Gate) => BoapExtension {
+                gate: Some(GATE),
+                ..BoapExtension::default()
+            },
         }
     }
 }
@@ -113,9 +166,10 @@ fn respondent<T: ObjectiveTruth + 'static>(
     Ok((Box::new(BoapRespondent::new(expert)), props, f_star))
 }
 
-/// Run `variant` on `task` with the `setting` expert, through [`crate::runner::drive`]
+/// Run `method` on `task` with the `setting` expert, through [`crate::runner::drive`]
 /// until `T` evaluations are answered.
-pub fn run_one(task: &Task, setting: Setting, variant: BoapVariant, seed: u64) -> Result<BoapRun> {
+pub fn run_one(task: &Task, setting: Setting, method: Method, seed: u64) -> Result<BoapRun> {
+    let variant = method.variant;
     let (init, budget) = task.init_budget();
     let expert_seed = agora_math::rng::derive_seed(seed, &[0xE4]);
     let (mut respondent, props, f_star) = match task {
@@ -131,6 +185,7 @@ pub fn run_one(task: &Task, setting: Setting, variant: BoapVariant, seed: u64) -
     };
     let mut cfg = BoapConfig::paper(props.len(), init, variant);
     cfg.properties = props;
+    cfg.extension = method.extension();
     let mut s = Boap::new(task.space()?, cfg, seed)?;
     let mut best = f64::NEG_INFINITY;
     let mut regret = Vec::with_capacity(budget);
@@ -155,7 +210,7 @@ pub fn run_one(task: &Task, setting: Setting, variant: BoapVariant, seed: u64) -
     Ok(BoapRun {
         task: task.name(),
         setting,
-        method: variant.name().to_string(),
+        method: method.name(),
         seed,
         regret,
         arms: s.records().iter().map(|r| r.arm).collect(),
@@ -172,28 +227,46 @@ pub fn run_one(task: &Task, setting: Setting, variant: BoapVariant, seed: u64) -
     })
 }
 
-/// The jobs of the suite: `(task, setting, method)`.
-pub fn jobs(tasks: &[Task]) -> Vec<(usize, Setting, BoapVariant)> {
+/// The jobs of the suite: `(task, setting, method)`. The extensions run on the functions,
+/// with accurate features and under the IA expert (the guard).
+pub fn jobs(tasks: &[Task]) -> Vec<(usize, Setting, Method)> {
+    let paper = [
+        BoapVariant::Boap,
+        BoapVariant::BoapFullData,
+        BoapVariant::BoapOa,
+        BoapVariant::BoTs,
+        BoapVariant::BoEi,
+    ];
+    let ext = [
+        Method {
+            variant: BoapVariant::Boap,
+            ext: Some(Ext::PerPropertyAlpha),
+        },
+        Method {
+            variant: BoapVariant::Boap,
+            ext: Some(Ext::Gate),
+        },
+    ];
     let mut v = Vec::new();
     for (ti, t) in tasks.iter().enumerate() {
-        for m in [
-            BoapVariant::Boap,
-            BoapVariant::BoapFullData,
-            BoapVariant::BoapOa,
-            BoapVariant::BoTs,
-            BoapVariant::BoEi,
-        ] {
-            v.push((ti, Setting::Accurate, m));
+        for m in paper {
+            v.push((ti, Setting::Accurate, Method::paper(m)));
         }
         if let Task::Bench(_) = t {
+            for m in ext {
+                v.push((ti, Setting::Accurate, m));
+            }
             for setting in [Setting::Inaccurate, Setting::Noisy(0.3)] {
                 for m in [
                     BoapVariant::Boap,
                     BoapVariant::BoapFullData,
                     BoapVariant::BoapOa,
                 ] {
-                    v.push((ti, setting, m));
+                    v.push((ti, setting, Method::paper(m)));
                 }
+            }
+            for m in ext {
+                v.push((ti, Setting::Inaccurate, m));
             }
         }
     }
