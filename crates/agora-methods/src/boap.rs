@@ -223,6 +223,15 @@ pub struct BoapRecord {
     pub kept: Vec<bool>,
 }
 
+/// An iteration's proposal before it is recorded.
+struct Proposal {
+    x: Vec<f64>,
+    arm: Arm,
+    score_human: f64,
+    score_control: f64,
+    kept: Vec<bool>,
+}
+
 /// What a queued or open BOAP query asks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pending {
@@ -743,7 +752,7 @@ impl Boap {
         }
     }
 
-    fn next_design(&mut self) -> Result<(Vec<f64>, Arm, f64, f64, Vec<bool>)> {
+    fn next_design(&mut self) -> Result<Proposal> {
         let ys = self.standardized();
         let xm = mat(&self.x);
         let (cands, exclude) = self.candidates()?;
@@ -812,7 +821,13 @@ impl Boap {
                 agora_acq::thompson::sample_argmax_finite(&h.gp, ca.as_ref(), &exclude, &mut rng)?
             }
         };
-        Ok((cands[k].clone(), arm, sh, sf, keep))
+        Ok(Proposal {
+            x: cands[k].clone(),
+            arm,
+            score_human: sh,
+            score_control: sf,
+            kept: keep,
+        })
     }
 
     fn queue_comparisons(&mut self, new: usize) {
@@ -853,7 +868,13 @@ impl AskTell for Boap {
             Some(p) => p,
             None => {
                 let t0 = Instant::now();
-                let (x, arm, sh, sf, kept) = self.next_design()?;
+                let Proposal {
+                    x,
+                    arm,
+                    score_human: sh,
+                    score_control: sf,
+                    kept,
+                } = self.next_design()?;
                 self.records.push(BoapRecord {
                     x: x.clone(),
                     y: None,
