@@ -8,6 +8,7 @@ pub mod additive;
 pub mod additive_respondent;
 pub mod boap;
 pub mod boap_respondent;
+pub mod cnn_tuning;
 pub mod dsbo_env;
 pub mod dsbo_respondent;
 pub mod functions;

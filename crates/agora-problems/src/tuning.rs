@@ -39,7 +39,8 @@ pub struct DigitsTuning {
     shards: Vec<Shard>,
 }
 
-fn parse() -> Result<Vec<([f64; FEATURES], usize)>> {
+/// The digits rows as (64 pixel values in 0..16, label).
+pub(crate) fn parse() -> Result<Vec<([f64; FEATURES], usize)>> {
     let mut out = Vec::new();
     for (i, line) in DIGITS.lines().enumerate().skip(1) {
         let v: Vec<&str> = line.split(',').collect();
@@ -64,6 +65,36 @@ fn parse() -> Result<Vec<([f64; FEATURES], usize)>> {
     Ok(out)
 }
 
+/// The fixed shuffle (seed 0) of `len` row indices that shards are dealt from round-robin:
+/// shard `s` of `n` holds `order[s], order[s + n], …`.
+pub(crate) fn fixed_order(len: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..len).collect();
+    let mut rng = stream(0, &[0xD161]);
+    for i in (1..order.len()).rev() {
+        let j = (rng.random::<f64>() * (i + 1) as f64) as usize;
+        order.swap(i, j.min(i));
+    }
+    order
+}
+
+/// A tuning objective split into shards, one per party: what [`TuningParties`] asks.
+pub trait TuningTask {
+    /// Number of shards.
+    fn shards(&self) -> usize;
+    /// Train on `shard` with hyper-parameters `u ∈ [0, 1]^d` and the training seed; the
+    /// best validation accuracy over the epochs. Errors name `u` or the shard.
+    fn evaluate(&self, shard: usize, u: &[f64], seed: u64) -> Result<f64>;
+}
+
+impl TuningTask for DigitsTuning {
+    fn shards(&self) -> usize {
+        self.parties()
+    }
+    fn evaluate(&self, shard: usize, u: &[f64], seed: u64) -> Result<f64> {
+        DigitsTuning::evaluate(self, shard, u, seed)
+    }
+}
+
 impl DigitsTuning {
     /// Shards for `n ≥ 1` parties (each gets at least 30 images; n ≤ 59).
     pub fn new(n: usize) -> Result<DigitsTuning> {
@@ -74,13 +105,7 @@ impl DigitsTuning {
                 format!("needs 1 <= n <= {}, got {n}", rows.len() / 30),
             ));
         }
-        // A fixed shuffle (seed 0), then round-robin shards.
-        let mut order: Vec<usize> = (0..rows.len()).collect();
-        let mut rng = stream(0, &[0xD161]);
-        for i in (1..order.len()).rev() {
-            let j = (rng.random::<f64>() * (i + 1) as f64) as usize;
-            order.swap(i, j.min(i));
-        }
+        let order = fixed_order(rows.len());
         let shards = (0..n)
             .map(|p| {
                 let mine: Vec<usize> = order.iter().copied().skip(p).step_by(n).collect();
@@ -204,19 +229,21 @@ impl DigitsTuning {
 /// answers (counting from 0) holds one point per party, and party `p` trains on shard
 /// `p mod shards` with SGD seed `derive_seed(seed, [t])` when `p < shards`, and
 /// `derive_seed(seed, [t, p / shards])` beyond (its own stream, as the authors' party `s`
-/// uses split `s % 5` with its own run); docs/notes/collaborative-fair-bo.md §4.
+/// uses split `s % 5` with its own run); docs/notes/collaborative-fair-bo.md §4. Any
+/// [`TuningTask`] serves: [`DigitsTuning`] (the default) or
+/// [`crate::cnn_tuning::CnnTuning`].
 #[derive(Debug, Clone)]
-pub struct TuningParties {
-    task: DigitsTuning,
+pub struct TuningParties<T: TuningTask = DigitsTuning> {
+    task: T,
     parties: usize,
     seed: u64,
     answered: u64,
 }
 
-impl TuningParties {
+impl<T: TuningTask> TuningParties<T> {
     /// `parties ≥ 1` parties over `task`'s shards, SGD streams from `seed`. Errors name
     /// `parties`.
-    pub fn new(task: DigitsTuning, parties: usize, seed: u64) -> Result<TuningParties> {
+    pub fn new(task: T, parties: usize, seed: u64) -> Result<TuningParties<T>> {
         if parties == 0 {
             return Err(Error::invalid("parties", "needs at least one party"));
         }
@@ -235,14 +262,14 @@ impl TuningParties {
 
     /// The SGD seed of party `p` on the `t`-th query.
     fn sgd_seed(&self, t: u64, p: usize) -> u64 {
-        match p / self.task.parties() {
+        match p / self.task.shards() {
             0 => derive_seed(self.seed, &[t]),
             k => derive_seed(self.seed, &[t, k as u64]),
         }
     }
 }
 
-impl Respondent for TuningParties {
+impl<T: TuningTask> Respondent for TuningParties<T> {
     /// Best validation accuracy of each party's training run at its point; errors name
     /// `points` (not one per party) or `points[i]` (not a unit-cube point).
     fn answer(&mut self, query: &Query) -> Result<Answer> {
@@ -259,7 +286,7 @@ impl Respondent for TuningParties {
             .map(|(p, x)| match x {
                 Point::Unit(u) => {
                     self.task
-                        .evaluate(p % self.task.parties(), u, self.sgd_seed(t, p))
+                        .evaluate(p % self.task.shards(), u, self.sgd_seed(t, p))
                 }
                 Point::Index(_) => Err(Error::invalid(
                     format!("points[{p}]"),
