@@ -5,11 +5,11 @@ use super::hartmann::{CboVariant, SEEDS, run_one, variants};
 use super::metrics::CboRun;
 use super::metrics::{CboSummary, summarize, summarize_with};
 use super::report::report_markdown;
-use super::task_report::{traffic_markdown, tuning_markdown, tuning50_markdown};
+use super::task_report::{cnn_markdown, traffic_markdown, tuning_markdown, tuning50_markdown};
 use super::traffic::{
     TRAFFIC_SEEDS, TRAFFIC_T, run_traffic_with, traffic_graph, traffic_worst_case,
 };
-use super::tuning::{TUNING_50_T, TUNING_PARTIES, TUNING_T, run_tuning_n};
+use super::tuning::{CNN_T, TUNING_50_T, TUNING_PARTIES, TUNING_T, run_cnn, run_tuning_n};
 use super::{rationality, traces};
 use crate::report;
 use crate::runner::Runner;
@@ -82,6 +82,12 @@ pub fn reproduce(quick: bool, dir: &Path, runner: &Runner) -> Result<Vec<CboSumm
         &grid(&[Some(1.0), Some(0.9), None], t50_seeds),
         |(v, s)| run_tuning_n(50, *v, false, *s, t50_rounds),
     )?;
+    // CNN tuning (the paper's FEMNIST task's stand-in): five ρ and solo GP-UCB.
+    let cnn_rounds = if quick { 6 } else { CNN_T };
+    let cnn_variants: Vec<Option<f64>> = rhos.iter().map(|r| Some(*r)).chain([None]).collect();
+    let cnn = runner.run_parallel("cbo cnn", &grid(&cnn_variants, seeds), |(r, s)| {
+        run_cnn(*r, *s, cnn_rounds)
+    })?;
     let wall = t0.elapsed().as_secs_f64();
     std::fs::create_dir_all(dir).map_err(|e| {
         agora_core::Error::invalid("out", format!("cannot create {}: {e}", dir.display()))
@@ -90,8 +96,9 @@ pub fn reproduce(quick: bool, dir: &Path, runner: &Runner) -> Result<Vec<CboSumm
     report::write_json(&dir.join("tuning_runs.json"), &tuning)?;
     report::write_json(&dir.join("traffic_runs.json"), &traffic)?;
     report::write_json(&dir.join("tuning50_runs.json"), &tuning50)?;
+    report::write_json(&dir.join("cnn_runs.json"), &cnn)?;
     crate::suites::write_manifest(dir, "cbo", quick, &[("wall", wall)])?;
-    write_report(dir, quick, wall, &runs, &tuning, &traffic, &tuning50)
+    write_report(dir, quick, wall, &runs, &tuning, &traffic, &tuning50, &cnn)
 }
 
 /// Rebuild the summaries, figures and report from the runs a finished suite saved in `dir`
@@ -104,6 +111,12 @@ pub fn rebuild(dir: &Path, m: &crate::suites::Manifest) -> Result<()> {
         read("traffic_runs.json")?,
         read("tuning50_runs.json")?,
     );
+    // Suites written before the CNN task have no CNN runs.
+    let cnn = if dir.join("cnn_runs.json").exists() {
+        read("cnn_runs.json")?
+    } else {
+        Vec::new()
+    };
     write_report(
         dir,
         m.quick,
@@ -112,11 +125,13 @@ pub fn rebuild(dir: &Path, m: &crate::suites::Manifest) -> Result<()> {
         &tuning,
         &traffic,
         &tuning50,
+        &cnn,
     )?;
     Ok(())
 }
 
 /// Summaries, figures and `report.md` from the suite's runs.
+#[allow(clippy::too_many_arguments)]
 fn write_report(
     dir: &Path,
     quick: bool,
@@ -125,10 +140,12 @@ fn write_report(
     tuning: &[CboRun],
     traffic: &[CboRun],
     tuning50: &[CboRun],
+    cnn: &[CboRun],
 ) -> Result<Vec<CboSummary>> {
     let tune_rounds = if quick { 8 } else { TUNING_T };
     let traffic_rounds = if quick { 20 } else { TRAFFIC_T };
     let t50_rounds = if quick { 4 } else { TUNING_50_T };
+    let cnn_rounds = if quick { 6 } else { CNN_T };
     let worst = if quick {
         None
     } else {
@@ -194,7 +211,11 @@ fn write_report(
         (tuning, 1.0, "tuning", "tuning n = 5"),
         (traffic, traffic_star, "traffic", "traffic n = 8"),
         (tuning50, 1.0, "tuning50", "tuning n = 50"),
+        (cnn, 1.0, "cnn", "CNN tuning n = 10"),
     ] {
+        if task_runs.is_empty() {
+            continue;
+        }
         figs.extend(rationality::plots(dir, stem, name, task_runs, f_star)?);
         figs.extend(traces::unfairness_plot(dir, stem, name, task_runs)?);
         let ts = summarize_with(task_runs, f_star);
@@ -230,6 +251,9 @@ fn write_report(
         worst,
     )?);
     md.push_str(&tuning50_markdown(tuning50, t50_rounds)?);
+    if !cnn.is_empty() {
+        md.push_str(&cnn_markdown(cnn, cnn_rounds)?);
+    }
     report::write_file(&dir.join("report.md"), &md)?;
     Ok(sums)
 }
