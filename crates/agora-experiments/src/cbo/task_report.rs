@@ -143,9 +143,10 @@ pub(super) fn vary_claims(runs: &[CboRun], f_star: f64) -> Result<String> {
         stats::Verdict::all(verdicts).label(),
         parts.join("; ")
     );
+    // The proposed method's fixed-c1 runs only (not BO-IFU's `ifu rho=…`).
     let top = labels
         .iter()
-        .filter(|l| !l.ends_with(" vary"))
+        .filter(|l| !l.ends_with(" vary") && !l.starts_with("ifu"))
         .filter_map(|l| label_rho(l).map(|r| (r, l)))
         .max_by(|a, b| a.0.total_cmp(&b.0));
     if let (Some((r_top, top)), Some((r_lo, _, lo))) = (top, pairs.last())
@@ -312,6 +313,8 @@ mod tests {
             runs.push(mk("rho=0.2", vec![0.4 + o; 3]));
             runs.push(mk("rho=0.2 vary", vec![0.55 + o, 0.45 + o, 0.5 + o]));
             runs.push(mk("solo gp-ucb", vec![0.3 + o; 3]));
+            // BO-IFU at ρ = 1 is not the proposed method's ρ = 1.
+            runs.push(mk("ifu rho=1", vec![0.2 + o; 3]));
         }
         let md = vary_claims(&runs, 1.0).unwrap();
         assert!(
