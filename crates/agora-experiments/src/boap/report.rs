@@ -30,7 +30,7 @@ pub fn reproduce(
     let mut task_list = tasks(quick);
     task_list.extend(extra);
     let mut all = Vec::new();
-    for (ti, setting, m) in jobs(&task_list) {
+    for (ti, setting, m) in jobs(&task_list, quick) {
         for &s in &seeds {
             all.push((ti, setting, m, s));
         }

@@ -228,8 +228,9 @@ pub fn run_one(task: &Task, setting: Setting, method: Method, seed: u64) -> Resu
 }
 
 /// The jobs of the suite: `(task, setting, method)`. The extensions run on the functions,
-/// with accurate features and under the IA expert (the guard).
-pub fn jobs(tasks: &[Task]) -> Vec<(usize, Setting, Method)> {
+/// with accurate features and under the IA expert (the guard); not in `--quick`, which
+/// stays under a minute.
+pub fn jobs(tasks: &[Task], quick: bool) -> Vec<(usize, Setting, Method)> {
     let paper = [
         BoapVariant::Boap,
         BoapVariant::BoapFullData,
@@ -252,9 +253,10 @@ pub fn jobs(tasks: &[Task]) -> Vec<(usize, Setting, Method)> {
         for m in paper {
             v.push((ti, Setting::Accurate, Method::paper(m)));
         }
+        let ext: &[Method] = if quick { &[] } else { &ext };
         if let Task::Bench(_) = t {
             for m in ext {
-                v.push((ti, Setting::Accurate, m));
+                v.push((ti, Setting::Accurate, *m));
             }
             for setting in [Setting::Inaccurate, Setting::Noisy(0.3)] {
                 for m in [
@@ -266,7 +268,7 @@ pub fn jobs(tasks: &[Task]) -> Vec<(usize, Setting, Method)> {
                 }
             }
             for m in ext {
-                v.push((ti, Setting::Inaccurate, m));
+                v.push((ti, Setting::Inaccurate, *m));
             }
         }
     }
