@@ -205,41 +205,45 @@ pub fn claims_markdown(
     let spread = |v: &str| lambda_per_seed(runs, v, |t| t.mean_spread(from));
     let changes = |v: &str| lambda_per_seed(runs, v, |t| t.leader_changes(from) as f64);
     let mean = |m: &BTreeMap<u64, f64>| stats::mean_se(&m.values().copied().collect::<Vec<_>>()).0;
-    let j = stats::verdict_by_seed(&spread(lo), &spread(hi), Better::Lower)?;
+    let (spread_lo, spread_hi) = (spread(lo), spread(hi));
+    let j = stats::verdict_by_seed(&spread_lo, &spread_hi, Better::Lower)?;
     let _ = writeln!(
         md,
         "- **Smaller ρ narrows the gaps between the parties' realized utilities** (Fig. 13b–c): {} — mean over \
          rounds after the random ones of max_i λ_t^i − min_i λ_t^i, {hi} {:.3}, {lo} {:.3}; {lo} minus {hi}: {}.",
         j.verdict.label(),
-        mean(&spread(hi)),
-        mean(&spread(lo)),
+        mean(&spread_hi),
+        mean(&spread_lo),
         j.describe(3)
     );
     if let Some(ifu) = ifu {
+        let spread_ifu = spread(ifu);
         let mut verdicts = Vec::new();
         let mut parts = Vec::new();
         for v in &fixed[1..] {
-            let j = stats::verdict_by_seed(&spread(v), &spread(ifu), Better::Lower)?;
+            let sv = spread(v);
+            let j = stats::verdict_by_seed(&sv, &spread_ifu, Better::Lower)?;
             verdicts.push(j.verdict);
-            parts.push(format!("{v} {:.3}: {}", mean(&spread(v)), j.describe(3)));
+            parts.push(format!("{v} {:.3}: {}", mean(&sv), j.describe(3)));
         }
         let _ = writeln!(
             md,
             "- **BO-IFU's realized utilities drift further apart than ours** (Fig. 13a against 13b–c): {} — mean \
              largest gap, {ifu} {:.3}; ours at ρ < 1 minus it: {}.",
             Verdict::all(verdicts).label(),
-            mean(&spread(ifu)),
+            mean(&spread_ifu),
             parts.join("; ")
         );
-        let j = stats::verdict_by_seed(&changes(lo), &changes(ifu), Better::Higher)?;
+        let (changes_lo, changes_ifu) = (changes(lo), changes(ifu));
+        let j = stats::verdict_by_seed(&changes_lo, &changes_ifu, Better::Higher)?;
         let _ = writeln!(
             md,
             "- **Under ours the best-off party changes more often than under BO-IFU** (Fig. 13: \"alternates less \
              frequently\" for BO-IFU): {} — changes of the party with the largest λ after the random rounds, {lo} \
              {:.1}, {ifu} {:.1}; {lo} minus {ifu}: {}.",
             j.verdict.label(),
-            mean(&changes(lo)),
-            mean(&changes(ifu)),
+            mean(&changes_lo),
+            mean(&changes_ifu),
             j.describe(1)
         );
     }
