@@ -16,6 +16,7 @@ pub mod curves;
 pub mod dsbo;
 pub mod grid;
 pub mod hpbo;
+pub mod pbo_paired;
 pub mod report;
 pub mod runner;
 pub mod sbo;

@@ -453,3 +453,24 @@ fn a_nugget_puts_k_plus_sigma2_i_under_the_utilities() {
     let e = PreferenceGp::with_nugget(x, comps, k, lik, (0.0, None), -1.0).unwrap_err();
     assert!(e.to_string().contains("nugget"), "{e}");
 }
+
+/// `restart_from_init`: a fit warm-started far from the data's optimum (a tiny output scale,
+/// where the evidence is flat) also runs from the configured start and keeps the better
+/// optimum, so its loss is never above the warm-only fit's, and it equals the better of the
+/// two single-start fits.
+#[test]
+fn restart_from_init_keeps_the_better_of_warm_and_configured_starts() {
+    let (x, comps) = toy();
+    let cfg = PrefConfig::botorch();
+    let warm = [0.005f64.ln(), 1e3f64.ln(), 1e3f64.ln()];
+    let (_, only_warm) = PreferenceGp::fit(x.clone(), comps.clone(), &cfg, Some(&warm)).unwrap();
+    let (_, only_init) = PreferenceGp::fit(x.clone(), comps.clone(), &cfg, None).unwrap();
+    let both_cfg = PrefConfig {
+        restart_from_init: true,
+        ..cfg
+    };
+    let (_, both) = PreferenceGp::fit(x, comps, &both_cfg, Some(&warm)).unwrap();
+    assert_eq!(both.evals, only_warm.evals + only_init.evals);
+    assert!((both.loss - only_warm.loss.min(only_init.loss)).abs() < 1e-9);
+    assert!(both.loss <= only_warm.loss);
+}

@@ -15,6 +15,7 @@
 
 use crate::Strategy;
 use crate::open::{self, AskTell, OpenQuery};
+use crate::suggest::trust_region::TrustRegion;
 use agora_acq::preference::{Bald, Eubo};
 use agora_acq::{Acquisition, BoxMaximizer, maximize_box};
 use agora_core::{Answer, AnswerKind, Error, Point, Query, Result, Space};
@@ -48,6 +49,17 @@ pub struct PboConfig {
     pub maximizer: BoxMaximizer,
     /// Options closer than this in every unit-cube coordinate are one point (BoTorch 1e-4).
     pub merge_tol: f64,
+    /// The first pairs asked, in unit-cube coordinates, before the random ones (e.g. a
+    /// design shared with another library so that two runs see the same start); the
+    /// random initial pairs fill up to [`PboConfig::n_init_pairs`] after them.
+    pub initial_pairs: Vec<[Vec<f64>; 2]>,
+    /// With [`PairRule::WinnerVsEubo`]: search the challenger only within this many
+    /// lengthscales of the previous winner in each coordinate (a trust region, as
+    /// [`crate::PreferenceSuggester`] does); `None` searches the whole box.
+    pub trust_region: Option<f64>,
+    /// Start each hyperparameter fit from the previous fit's values (`false`: from the
+    /// model's configured starting values every time, as BoTorch re-creates its model).
+    pub warm_start: bool,
 }
 
 impl PboConfig {
@@ -68,6 +80,9 @@ impl PboConfig {
                 adam: None,
             },
             merge_tol: 1e-4,
+            initial_pairs: Vec::new(),
+            trust_region: None,
+            warm_start: true,
         }
     }
 }
@@ -101,6 +116,34 @@ impl Pbo {
         }
         if !(cfg.merge_tol.is_finite() && cfg.merge_tol >= 0.0) {
             return Err(Error::invalid("merge_tol", "must be a finite number >= 0"));
+        }
+        let d = space.dim();
+        for (k, pair) in cfg.initial_pairs.iter().enumerate() {
+            for x in pair {
+                if x.len() != d {
+                    return Err(Error::dim(format!("initial_pairs[{k}]"), d, x.len()));
+                }
+                if !x.iter().all(|v| v.is_finite() && (0.0..=1.0).contains(v)) {
+                    return Err(Error::invalid(
+                        format!("initial_pairs[{k}]"),
+                        "unit-cube coordinates must be finite numbers in [0, 1]",
+                    ));
+                }
+            }
+        }
+        if let Some(t) = cfg.trust_region {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(Error::invalid(
+                    "trust_region",
+                    format!("must be a positive number of lengthscales, got {t}"),
+                ));
+            }
+            if cfg.rule != PairRule::WinnerVsEubo {
+                return Err(Error::invalid(
+                    "trust_region",
+                    "needs rule = winner (the region is centred on the previous winner)",
+                ));
+            }
         }
         Ok(Pbo {
             space,
@@ -166,7 +209,7 @@ impl Pbo {
             x,
             self.comps.clone(),
             &self.cfg.model,
-            self.hyper.as_deref(),
+            self.hyper.as_deref().filter(|_| self.cfg.warm_start),
         )?;
         self.hyper = Some(gp.kernel().params());
         self.gp = Some(gp);
@@ -176,6 +219,9 @@ impl Pbo {
     fn next_pair(&mut self) -> Result<Vec<Vec<f64>>> {
         let d = self.space.dim();
         let it = self.answered as u64;
+        if let Some(pair) = self.cfg.initial_pairs.get(self.answered) {
+            return Ok(pair.to_vec());
+        }
         let gp = match &self.gp {
             Some(gp) if self.comps.len() >= self.n_init() => gp,
             _ => {
@@ -201,7 +247,16 @@ impl Pbo {
                 fixed: fixed.clone(),
             }),
         };
-        let (x, _) = maximize_box(acq.as_ref(), &self.cfg.maximizer, &[], None, seed)?;
+        let spectral = gp.kernel().spectral(d);
+        let x = match (&fixed, self.cfg.trust_region, spectral) {
+            (Some(center), Some(t), Some(spec)) => {
+                let half: Vec<f64> = spec.lengthscales.iter().map(|l| t * l).collect();
+                let region = TrustRegion::around(acq.as_ref(), center, &half, &vec![true; d])?;
+                let (z, _) = maximize_box(&region, &self.cfg.maximizer, &[], None, seed)?;
+                region.to_region(&z)
+            }
+            _ => maximize_box(acq.as_ref(), &self.cfg.maximizer, &[], None, seed)?.0,
+        };
         Ok(match fixed {
             Some(f) => vec![f, x],
             None => vec![x[..d].to_vec(), x[d..].to_vec()],

@@ -174,3 +174,90 @@ fn warm_started_fits_reach_the_same_mode_as_cold_solves() {
         );
     }
 }
+
+#[test]
+fn initial_pairs_come_first_and_bad_settings_are_refused() {
+    let p = Problem::by_name("branin").unwrap();
+    let mut cfg = PboConfig::new(PairRule::Eubo);
+    cfg.initial_pairs = vec![
+        [vec![0.1, 0.2], vec![0.3, 0.4]],
+        [vec![0.5, 0.6], vec![0.7, 0.8]],
+    ];
+    let mut s = Pbo::new(p.space.clone(), cfg.clone(), 0).unwrap();
+    let mut o = Oracle::with_rater(
+        Problem::by_name("branin").unwrap(),
+        RaterModel::Probit { sigma: 3.0 },
+        0,
+    )
+    .unwrap();
+    for pair in &cfg.initial_pairs {
+        let q = s.ask().unwrap();
+        assert_eq!(
+            q.kind.points(),
+            vec![Point::Unit(pair[0].clone()), Point::Unit(pair[1].clone())]
+        );
+        s.tell(&o.answer(&q).unwrap()).unwrap();
+    }
+    // Then random pairs, not a repeat.
+    let q = s.ask().unwrap();
+    assert!(!q.kind.points().contains(&Point::Unit(vec![0.5, 0.6])));
+
+    let refused = |f: fn(&mut PboConfig)| {
+        let mut c = PboConfig::new(PairRule::Eubo);
+        f(&mut c);
+        Pbo::new(p.space.clone(), c, 0).unwrap_err().to_string()
+    };
+    let e = refused(|c| c.initial_pairs = vec![[vec![0.1], vec![0.2, 0.3]]]);
+    assert!(e.contains("initial_pairs[0]"), "{e}");
+    let e = refused(|c| c.initial_pairs = vec![[vec![0.1, 1.5], vec![0.2, 0.3]]]);
+    assert!(
+        e.contains("initial_pairs[0]") && e.contains("[0, 1]"),
+        "{e}"
+    );
+    let e = refused(|c| c.trust_region = Some(0.5));
+    assert!(e.contains("trust_region") && e.contains("winner"), "{e}");
+    let e = refused(|c| {
+        c.rule = PairRule::WinnerVsEubo;
+        c.trust_region = Some(f64::NAN);
+    });
+    assert!(e.contains("trust_region"), "{e}");
+}
+
+#[test]
+fn the_trust_region_keeps_the_challenger_near_the_winner() {
+    let p = Problem::by_name("branin").unwrap();
+    let mut cfg = PboConfig::new(PairRule::WinnerVsEubo);
+    cfg.trust_region = Some(0.25);
+    let mut s = Pbo::new(p.space.clone(), cfg, 4).unwrap();
+    let mut o = Oracle::with_rater(
+        Problem::by_name("branin").unwrap(),
+        RaterModel::Probit { sigma: 3.0 },
+        4,
+    )
+    .unwrap();
+    for t in 0..14 {
+        let q = s.ask().unwrap();
+        if t >= 6 {
+            let pts = q.kind.points();
+            let (Point::Unit(w), Point::Unit(c)) = (&pts[0], &pts[1]) else {
+                panic!()
+            };
+            let ls = s
+                .model()
+                .unwrap()
+                .kernel()
+                .spectral(2)
+                .unwrap()
+                .lengthscales;
+            for j in 0..2 {
+                assert!(
+                    (w[j] - c[j]).abs() <= 0.25 * ls[j] + 1e-12,
+                    "pair {t}: coordinate {j} moved {} > 0.25 × {}",
+                    (w[j] - c[j]).abs(),
+                    ls[j]
+                );
+            }
+        }
+        s.tell(&o.answer(&q).unwrap()).unwrap();
+    }
+}

@@ -39,6 +39,23 @@ pub enum Bench {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Preferential BO against BoTorch seed by seed: the same initial pairs and the same
+    /// simulated person's draws as BoTorch's recorded runs, regret differences judged paired.
+    PboPaired {
+        /// Problems (branin, hartmann6).
+        #[arg(long, value_delimiter = ',', default_value = "branin,hartmann6")]
+        problems: Vec<String>,
+        /// Variants by number in the table of `agora_experiments::pbo_paired::VARIANTS`
+        /// (0: pbo-eubo as BoTorch; default: all).
+        #[arg(long, value_delimiter = ',')]
+        variants: Vec<usize>,
+        /// At most this many seeds (those BoTorch ran, in order).
+        #[arg(long, default_value_t = 40)]
+        seeds: usize,
+        /// Also write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Preference-GP fit at scale (1,000 points, 2,000 comparisons by default).
     PrefGp {
         /// Points.
@@ -201,6 +218,31 @@ pub fn run(which: Bench, progress: bool) -> Result<()> {
                 &rows,
                 json.as_deref(),
             )?;
+        }
+        Bench::PboPaired {
+            problems,
+            variants,
+            seeds,
+            json,
+        } => {
+            use agora_experiments::pbo_paired::{VARIANTS, run, table};
+            let chosen = if variants.is_empty() {
+                VARIANTS.to_vec()
+            } else {
+                variants
+                    .iter()
+                    .map(|&i| {
+                        VARIANTS.get(i).copied().ok_or_else(|| {
+                            anyhow::anyhow!(
+                                "--variants: {i} is not a variant; choose 0..{}",
+                                VARIANTS.len() - 1
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?
+            };
+            let rows = run(&problems, &chosen, seeds)?;
+            emit(&table(&rows), &rows, json.as_deref())?;
         }
         Bench::PrefGp {
             points,

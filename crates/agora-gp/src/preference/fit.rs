@@ -33,6 +33,10 @@ pub struct PrefConfig {
     /// (`K + nugget·I`; BOAP's rank GPs use `σ̃² = 0.1`), not to covariances with new
     /// points. 0 in BoTorch's model.
     pub nugget: f64,
+    /// When warm-started, also optimize from the configured starting values and keep the
+    /// better optimum (the evidence is not concave in the hyperparameters: a warm start
+    /// can stay in a flat mode the data have left). Off in BoTorch's model.
+    pub restart_from_init: bool,
 }
 
 impl PrefConfig {
@@ -59,6 +63,7 @@ impl PrefConfig {
             init_outputscale: 1.0,
             optimizer: LbfgsbOptions::default(),
             nugget: 0.0,
+            restart_from_init: false,
         }
     }
 
@@ -147,13 +152,19 @@ impl PreferenceGp {
                 .map(|(x, (l, h))| x.clamp(*l, *h))
                 .collect()
         };
-        // One start: the warm start when given (consecutive fits in a study change little),
-        // the configured initial values otherwise.
+        // The warm start when given (consecutive fits in a study change little), then the
+        // configured initial values if asked for (or when there is no warm start).
+        let init = clamp(kernel.params());
         let starts = match warm {
             Some(w) if w.len() == kinds.len() && w.iter().all(|v| v.is_finite()) => {
-                vec![clamp(w.to_vec())]
+                let w = clamp(w.to_vec());
+                if cfg.restart_from_init && w != init {
+                    vec![w, init]
+                } else {
+                    vec![w]
+                }
             }
-            _ => vec![clamp(kernel.params())],
+            _ => vec![init],
         };
         let mut best: Option<optim::Minimum> = None;
         let mut evals = 0;

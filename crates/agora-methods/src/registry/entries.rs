@@ -48,6 +48,25 @@ const RULE: Knob = Knob {
     doc: "pair rule: EUBO, pairwise BALD, or the previous winner against the EUBO challenger",
 };
 
+const PREF_MODEL: Knob = Knob {
+    name: "model",
+    kind: KnobKind::Choice(&["botorch", "people"]),
+    default: KnobDefault::Value("botorch"),
+    doc: "preference GP: BoTorch's PairwiseGP preset, or the people preset (Matérn-3/2, output scale bounded to [0.5, 8]) of the Optuna sampler",
+};
+
+const TRUST_REGION: Knob = Knob {
+    name: "trust_region",
+    kind: KnobKind::Real {
+        min: 0.0,
+        min_open: false,
+        max: f64::INFINITY,
+        max_open: true,
+    },
+    default: KnobDefault::Value("0"),
+    doc: "with rule = winner: search the challenger within this many lengthscales of the previous winner (0: the whole box)",
+};
+
 const GROUP_RHO: Knob = Knob {
     name: "rho",
     kind: UNIT_LEFT_OPEN,
@@ -323,9 +342,14 @@ pub(super) const METHODS: &[Method] = &[
         feedback: &[Feedback::Pairs],
         spaces: Spaces::Boxes,
         participants: None,
-        knobs: &[RULE],
+        knobs: &[RULE, PREF_MODEL, TRUST_REGION],
         build: |k, s| {
-            let cfg = PboConfig::new(pair_rule(k)?);
+            let mut cfg = PboConfig::new(pair_rule(k)?);
+            if k.choice("model")? == "people" {
+                cfg.model = crate::PreferenceSuggesterConfig::people_model();
+            }
+            let t = k.real("trust_region")?;
+            cfg.trust_region = (t > 0.0).then_some(t);
             Ok(Box::new(Pbo::new(s.space, cfg, s.seed)?))
         },
     },

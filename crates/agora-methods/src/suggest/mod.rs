@@ -15,7 +15,7 @@
 
 mod gp_suggester;
 mod preference_suggester;
-mod trust_region;
+pub(crate) mod trust_region;
 mod unit_point;
 
 pub use gp_suggester::GpSuggester;
