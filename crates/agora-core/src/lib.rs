@@ -8,6 +8,7 @@
 
 mod error;
 mod protocol;
+pub mod snapshot;
 mod space;
 
 pub use error::{Error, Result, check_finite, check_finite_slice};

@@ -141,6 +141,23 @@ pub trait Strategy: Send + std::fmt::Debug {
         let _ = points;
         None
     }
+    /// The strategy's state as plain data, for resuming without replaying its history
+    /// (a live study keeps one beside its log; see [`Strategy::restore`]). `Ok(None)`: this
+    /// method keeps no snapshots, and a study of it is opened by replaying its log.
+    fn snapshot(&self) -> Result<Option<serde_json::Value>> {
+        Ok(None)
+    }
+    /// Install a [`Strategy::snapshot`] on a strategy freshly built with the same method,
+    /// settings, space and seed: afterwards it asks, answers and reports bit for bit as the
+    /// strategy that took the snapshot. Errors (a snapshot of another method or format, or
+    /// one that does not fit) leave the strategy unchanged.
+    fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
+        let _ = state;
+        Err(Error::invalid(
+            "snapshot",
+            format!("method `{}` keeps no snapshots", self.name()),
+        ))
+    }
 }
 
 /// The query point of an option: its index in a finite candidate set (matched by features),

@@ -63,6 +63,16 @@ impl<P> OpenQuery<P> {
     pub fn is_empty(&self) -> bool {
         self.open.is_empty()
     }
+
+    /// The open queries with what was remembered about each, oldest first, for a snapshot.
+    pub fn entries(&self) -> &[(Query, P)] {
+        &self.open
+    }
+
+    /// Open queries restored from [`OpenQuery::entries`].
+    pub fn from_entries(open: Vec<(Query, P)>) -> OpenQuery<P> {
+        OpenQuery { open }
+    }
 }
 
 /// The part of a strategy that differs from one method to the next; [`ask`] and [`tell`]

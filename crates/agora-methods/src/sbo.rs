@@ -33,13 +33,41 @@
 use crate::Strategy;
 use crate::open::{self, AskTell, OpenQuery};
 use agora_acq::{OptimisticImprovement, maximize_screened};
+use agora_core::snapshot::{nonfinite, nonfinite_vec};
 use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
+use agora_gp::social::SocialModelState;
 use agora_gp::social::{Coupling, SocialConfig, SocialGraph, SocialModel, Vote};
 use agora_gp::{Stationary, StationaryKind};
 use agora_math::rng::derive_seed;
 use agora_math::welfare::Welfare;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::time::Instant;
+
+/// The format of [`Sbo`]'s snapshots; raised whenever [`SboState`] or the meaning of a
+/// field changes (an older snapshot is then refused and the study replays its log).
+const SBO_STATE_FORMAT: u32 = 1;
+
+/// [`Sbo`]'s state as plain data: everything that changes as it asks and is told (the
+/// space, settings and seed come from the method's definition).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct SboState {
+    method: String,
+    format: u32,
+    /// The RBF lengthscale in use (cross-validation may have changed it).
+    #[serde(with = "nonfinite")]
+    lengthscale: f64,
+    model: SocialModelState,
+    init_done: usize,
+    prev: Option<usize>,
+    pending_private: Option<(usize, usize)>,
+    rounds: Vec<SboRound>,
+    counts: [usize; 2],
+    queries: u64,
+    open: Vec<(Query, SboPending)>,
+    #[serde(with = "nonfinite")]
+    work: f64,
+}
 
 /// Which method.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,7 +179,7 @@ impl SboConfig {
 }
 
 /// What one round did.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SboRound {
     /// The option proposed (unit cube).
     pub x: Vec<f64>,
@@ -160,28 +188,37 @@ pub struct SboRound {
     /// The private-vote rule's widths (NaN where not computed).
     pub widths: RoundWidths,
     /// `‖x_t − x_{t−1}‖` (unit cube, or candidate features).
+    #[serde(with = "nonfinite")]
     pub step: f64,
     /// `Â` (row-major) after the round, when learned.
+    #[serde(with = "nonfinite_vec")]
     pub graph: Vec<f64>,
     /// `L` in use.
+    #[serde(with = "nonfinite")]
     pub bound: f64,
     /// Wall seconds of the round's model work (acquisition, refits, widths).
+    #[serde(with = "nonfinite")]
     pub seconds: f64,
 }
 
 /// The widths behind a round's private-vote decision (Euclidean norms over agents of the
 /// per-agent widths of `u(x_t) − u(x_{t−1})`); NaN where the rule did not need them.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RoundWidths {
     /// `w^u` over the confidence set.
+    #[serde(with = "nonfinite")]
     pub u: f64,
     /// `w_V`: with `A` fixed at `Â` ([`PrivateRule::GraphShare`]).
+    #[serde(with = "nonfinite")]
     pub given_graph: f64,
     /// `w_A`: the part due to `A` ([`PrivateRule::GraphShare`]).
+    #[serde(with = "nonfinite")]
     pub graph: f64,
     /// `w^v` over the public-only set ([`PrivateRule::Paper`]).
+    #[serde(with = "nonfinite")]
     pub public: f64,
     /// The threshold `t^{−q}`.
+    #[serde(with = "nonfinite")]
     pub threshold: f64,
 }
 
@@ -199,7 +236,7 @@ impl RoundWidths {
 }
 
 /// What an open query of [`Sbo`] is about.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum SboPending {
     /// Two new points (initial pair).
     Init(Vec<f64>, Vec<f64>, Channel),
@@ -676,6 +713,75 @@ impl Strategy for Sbo {
 
     fn agent_beliefs(&self, points: &[Vec<f64>]) -> Option<Vec<Vec<(f64, f64)>>> {
         self.agent_utility_beliefs(points).ok().flatten()
+    }
+
+    fn snapshot(&self) -> Result<Option<serde_json::Value>> {
+        let st = SboState {
+            method: self.name(),
+            format: SBO_STATE_FORMAT,
+            lengthscale: self.cfg.lengthscale,
+            model: self.model.state(),
+            init_done: self.init_done,
+            prev: self.prev,
+            pending_private: self.pending_private,
+            rounds: self.rounds.clone(),
+            counts: self.counts,
+            queries: self.queries,
+            open: self.open.entries().to_vec(),
+            work: self.work,
+        };
+        serde_json::to_value(&st)
+            .map(Some)
+            .map_err(|e| Error::State(format!("cannot write the snapshot: {e}")))
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
+        let st =
+            SboState::deserialize(state).map_err(|e| Error::invalid("snapshot", e.to_string()))?;
+        if st.method != self.name() || st.format != SBO_STATE_FORMAT {
+            return Err(Error::invalid(
+                "snapshot",
+                format!(
+                    "a snapshot of `{}` format {}; this is `{}` format {SBO_STATE_FORMAT}",
+                    st.method,
+                    st.format,
+                    self.name()
+                ),
+            ));
+        }
+        if self.queries != 0 || self.model.m() != 0 || st.init_done > self.init.len() {
+            return Err(Error::State(
+                "restore a snapshot onto a freshly built strategy".into(),
+            ));
+        }
+        let mut next = self.clone();
+        if st.lengthscale.to_bits() != next.cfg.lengthscale.to_bits() {
+            // What cross-validation did ([`SocialModel::choose_lengthscale`]).
+            if next.cfg.gram.is_some() {
+                return Err(Error::invalid(
+                    "snapshot.lengthscale",
+                    "a study with a given Gram matrix has no lengthscale to change",
+                ));
+            }
+            next.model.set_kernel(Box::new(Stationary::ard(
+                StationaryKind::Rbf,
+                next.space.dim(),
+                st.lengthscale,
+            )))?;
+            next.cfg.lengthscale = st.lengthscale;
+        }
+        next.model.restore_state(&st.model)?;
+        next.init.drain(..st.init_done);
+        next.init_done = st.init_done;
+        next.prev = st.prev;
+        next.pending_private = st.pending_private;
+        next.rounds = st.rounds;
+        next.counts = st.counts;
+        next.queries = st.queries;
+        next.open = OpenQuery::from_entries(st.open);
+        next.work = st.work;
+        *self = next;
+        Ok(())
     }
 }
 

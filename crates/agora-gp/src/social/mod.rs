@@ -57,7 +57,7 @@ pub use belief::{ActiveConstraints, SocialBelief, UtilityBelief};
 pub use config::{Coupling, SocialConfig, SocialPrior};
 pub use graph::SocialGraph;
 pub use map::{SetConstraint, SetLayout, SocialFit};
-pub use model::SocialModel;
+pub use model::{SocialFitState, SocialModel, SocialModelState};
 pub use votes::Vote;
 
 use map::constraints;

@@ -30,6 +30,48 @@ pub struct SocialModel {
     pub(super) precond: PrecondCache,
 }
 
+/// What a [`SocialModel`] has learned, as plain data ([`SocialModel::state`]): restored
+/// onto a model built with the same settings and kernel ([`SocialModel::restore_state`]),
+/// it gives a model that answers every question bit for bit as the original did. The
+/// Gram factor and the caches are recomputed, not stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SocialModelState {
+    /// `L`, the ball radius (the model may have doubled it).
+    #[serde(with = "agora_core::snapshot::nonfinite")]
+    pub bound: f64,
+    /// Fresh MAP starts of the next refit.
+    pub starts: usize,
+    /// The points, rows.
+    pub points: Vec<Vec<f64>>,
+    /// Private votes.
+    pub private: Vec<Vote>,
+    /// Public votes.
+    pub public: Vec<Vote>,
+    /// The last fit.
+    pub fit: Option<SocialFitState>,
+    /// Set problems whose best feasible point was not stationary, so far.
+    pub short: usize,
+}
+
+/// [`SocialFit`] as plain data (NaN and infinities kept).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SocialFitState {
+    #[serde(with = "agora_core::snapshot::nonfinite_vec")]
+    alpha: Vec<f64>,
+    #[serde(with = "agora_core::snapshot::nonfinite_vec")]
+    a: Vec<f64>,
+    #[serde(with = "agora_core::snapshot::nonfinite")]
+    objective: f64,
+    #[serde(with = "agora_core::snapshot::nonfinite")]
+    mle_u: f64,
+    #[serde(with = "agora_core::snapshot::nonfinite")]
+    mle_v: f64,
+    #[serde(with = "agora_core::snapshot::nonfinite_vec")]
+    kkt: Vec<f64>,
+    converged: bool,
+    modes: Vec<Vec<f64>>,
+}
+
 /// The preconditioner's cache: the fit it belongs to and what was computed for it.
 pub(super) type PrecondCache = std::sync::Arc<std::sync::Mutex<Option<(Vec<f64>, PrecondSlot)>>>;
 
@@ -138,6 +180,94 @@ impl SocialModel {
     /// The last fit.
     pub fn fit(&self) -> Option<&SocialFit> {
         self.fit.as_ref()
+    }
+
+    /// What the model has learned ([`SocialModelState`]).
+    pub fn state(&self) -> SocialModelState {
+        SocialModelState {
+            bound: self.cfg.bound,
+            starts: self.cfg.starts,
+            points: (0..self.m())
+                .map(|i| {
+                    (0..self.points.ncols())
+                        .map(|j| self.points[(i, j)])
+                        .collect()
+                })
+                .collect(),
+            private: self.private.clone(),
+            public: self.public.clone(),
+            fit: self.fit.as_ref().map(|f| SocialFitState {
+                alpha: f.alpha.clone(),
+                a: f.a.clone(),
+                objective: f.objective,
+                mle_u: f.mle_u,
+                mle_v: f.mle_v,
+                kkt: f.kkt.to_vec(),
+                converged: f.converged,
+                modes: f.modes.clone(),
+            }),
+            short: self.short.load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// Install a [`SocialModel::state`] on this model, which must have been built with the
+    /// same agents, settings and kernel (the kernel is not part of the state) and hold no
+    /// points yet. Errors name the part of the state that does not fit (dimensions, vote
+    /// indices, the fit's sizes); the model is unchanged then.
+    pub fn restore_state(&mut self, st: &SocialModelState) -> Result<()> {
+        if self.m() != 0 {
+            return Err(Error::State(
+                "restore a social model's state onto a fresh model".into(),
+            ));
+        }
+        let mut next = self.clone();
+        next.set_bound(st.bound)?;
+        next.cfg.starts = st.starts;
+        let m = st.points.len();
+        let d = st.points.first().map_or(0, Vec::len);
+        for (i, p) in st.points.iter().enumerate() {
+            if p.len() != d {
+                return Err(Error::dim(format!("points[{i}]"), d, p.len()));
+            }
+            agora_core::check_finite_slice("points", p)?;
+        }
+        next.points = Mat::from_fn(m, d, |i, j| st.points[i][j]);
+        next.refactor()?;
+        for v in st.private.iter().chain(&st.public) {
+            next.add_vote(*v)?;
+        }
+        let n = self.n;
+        if let Some(f) = &st.fit {
+            let n_a = match &next.cfg.coupling {
+                Coupling::Learned => n * n,
+                _ => f.a.len(),
+            };
+            if f.alpha.len() != n * m || f.a.len() != n_a || f.kkt.len() != 3 {
+                return Err(Error::invalid(
+                    "snapshot.model.fit",
+                    format!(
+                        "sizes alpha {}, A {}, kkt {} do not fit {n} agents and {m} points",
+                        f.alpha.len(),
+                        f.a.len(),
+                        f.kkt.len()
+                    ),
+                ));
+            }
+            next.fit = Some(SocialFit {
+                alpha: f.alpha.clone(),
+                a: f.a.clone(),
+                objective: f.objective,
+                mle_u: f.mle_u,
+                mle_v: f.mle_v,
+                kkt: [f.kkt[0], f.kkt[1], f.kkt[2]],
+                converged: f.converged,
+                modes: f.modes.clone(),
+            });
+        }
+        next.short = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(st.short));
+        next.precond = Default::default();
+        *self = next;
+        Ok(())
     }
 
     pub(super) fn refactor(&mut self) -> Result<()> {

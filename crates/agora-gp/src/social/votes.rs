@@ -5,7 +5,7 @@
 use agora_core::Channel;
 
 /// One agent's vote: `a_wins` is whether agent `agent` preferred point `a` to point `b`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Vote {
     /// Public or private.
     pub channel: Channel,
