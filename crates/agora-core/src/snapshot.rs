@@ -67,7 +67,14 @@ pub mod nonfinite_vec {
 /// version (the standard library's hasher promises neither), for detecting a snapshot that
 /// does not belong to the log or was damaged; not a defence against deliberate tampering.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a_extend(FNV_OFFSET, bytes)
+}
+
+/// FNV-1a's starting value: `fnv1a_extend(FNV_OFFSET, b)` is `fnv1a(b)`.
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Continue an FNV-1a hash `h` over more bytes: `fnv1a_extend(fnv1a(a), b) == fnv1a(a ++ b)`.
+pub fn fnv1a_extend(mut h: u64, bytes: &[u8]) -> u64 {
     for b in bytes {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0100_0000_01b3);
@@ -119,5 +126,9 @@ mod tests {
         assert_eq!(super::fnv1a(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(super::fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(super::fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+        assert_eq!(
+            super::fnv1a_extend(super::fnv1a(b"foo"), b"bar"),
+            super::fnv1a(b"foobar")
+        );
     }
 }

@@ -655,3 +655,102 @@ fn catching_up_asks_the_question_another_process_did_not_store() {
     assert_ne!(live.pending().unwrap().id, q.id);
     assert_eq!(store.events("d", 0).unwrap().len(), straight.seq() as usize);
 }
+
+/// Snapshots: a Social BO study opened from its latest snapshot (the log's tail replayed)
+/// reports and asks exactly what a full replay gives; a snapshot that is damaged, of
+/// another build, or of another log is not used (the note says why) and the study opens
+/// the same by replaying everything.
+#[test]
+fn a_social_bo_study_opens_from_its_snapshot_exactly_as_from_its_whole_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let people = ["ann", "bob", "cy"];
+    let ideals = [[0.3, 0.5], [0.5, 0.5], [0.7, 0.2]];
+    let method = MethodSpec::from_knobs(
+        "social",
+        &[
+            ("candidates".into(), "24".into()),
+            ("init_pairs".into(), "2".into()),
+        ],
+    )
+    .unwrap();
+    let path = dir.path().join("s.db");
+    let store = || -> Arc<dyn Store> { Arc::new(SqliteStore::open(&path).unwrap()) };
+    let vote_round = |s: &mut LiveStudy| {
+        let q = s.pending().unwrap().clone();
+        let QueryKind::GroupVote { points, .. } = &q.kind else {
+            panic!("social BO asks group votes, got {q:?}")
+        };
+        let (a, b) = (unit(&points[0]), unit(&points[1]));
+        for (k, who) in people.iter().enumerate() {
+            let vote = Ballot::Vote {
+                choice: Some(prefers(&ideals[k], &a, &b)),
+            };
+            s.ballot(&Actor::Participant(who.to_string()), q.id, who, vote)
+                .unwrap();
+        }
+    };
+    let mut s = LiveStudy::create(store(), spec("m", method, &people)).unwrap();
+    for _ in 0..8 {
+        vote_round(&mut s);
+    }
+    let view = |s: &LiveStudy| {
+        (
+            serde_json::to_string(&s.status(&Actor::Facilitator)).unwrap(),
+            s.pending().cloned(),
+            s.seq(),
+        )
+    };
+    let want = view(&s);
+    drop(s);
+
+    let mut from_snapshot = LiveStudy::open(store(), "m").unwrap();
+    assert_eq!(from_snapshot.snapshot_note(), None);
+    let covered = from_snapshot
+        .restored_from()
+        .expect("opened from a snapshot");
+    assert_eq!(covered, want.2, "the snapshot covers the whole log");
+    assert_eq!(view(&from_snapshot), want);
+
+    // The same by full replay, with every way a snapshot can be refused.
+    let sql = |stmt: &str| {
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch(stmt)
+            .unwrap();
+    };
+    sql("CREATE TABLE keep AS SELECT * FROM snapshots");
+    for (damage, reason) in [
+        ("UPDATE snapshots SET body = body || ' '", "checksum"),
+        ("UPDATE snapshots SET build = 'an older build'", "build"),
+        (
+            "UPDATE snapshots SET log_hash = log_hash + 1",
+            "another log",
+        ),
+    ] {
+        sql(&format!(
+            "DELETE FROM snapshots; INSERT INTO snapshots SELECT * FROM keep; {damage}"
+        ));
+        let replayed = LiveStudy::open(store(), "m").unwrap();
+        let note = replayed.snapshot_note().unwrap_or_default().to_string();
+        assert!(
+            note.contains(reason) && note.contains("whole log was replayed"),
+            "{damage}: {note}"
+        );
+        assert_eq!(replayed.restored_from(), None);
+        assert_eq!(view(&replayed), want, "{damage}");
+    }
+    sql("DELETE FROM snapshots; INSERT INTO snapshots SELECT * FROM keep");
+
+    // Going on from the snapshot asks what going on from a full replay asks.
+    let mut replayed = LiveStudy::open(store(), "m").unwrap();
+    sql("DELETE FROM snapshots");
+    let mut replayed_fresh = LiveStudy::open(store(), "m").unwrap();
+    assert_eq!(replayed_fresh.restored_from(), None);
+    for _ in 0..2 {
+        vote_round(&mut from_snapshot);
+        replayed.sync().unwrap();
+        replayed_fresh.sync().unwrap();
+        assert_eq!(replayed.pending(), from_snapshot.pending());
+        assert_eq!(replayed_fresh.pending(), from_snapshot.pending());
+    }
+}

@@ -283,6 +283,7 @@ contract!(
     a_newer_schema_is_refused_and_left_untouched,
     a_corrupt_record_is_named_and_nothing_else_is_lost,
     a_live_study_resumes_exactly,
+    snapshots_keep_the_latest_two_and_a_social_study_opens_from_one,
     committed_appends_are_reported_to_subscribers,
 );
 
@@ -815,6 +816,65 @@ fn a_live_study_resumes_exactly(b: &dyn Backend) {
         here = LiveStudy::open(open(b, false), "s").unwrap();
         assert_eq!(here.pending(), straight.pending(), "after answer {k}");
     }
+}
+
+fn snapshots_keep_the_latest_two_and_a_social_study_opens_from_one(b: &dyn Backend) {
+    use agora_study::live::{SNAPSHOTS_KEPT, StoredSnapshot};
+    let s = open(b, true);
+    s.create(&stored("a", 1, &["ann"])).unwrap();
+    assert_eq!(s.latest_snapshot("a").unwrap(), None);
+    let snap = |seq: u64| StoredSnapshot {
+        seq,
+        build: "b".into(),
+        log_hash: u64::MAX - seq,
+        checksum: 1 << 63,
+        body: format!("{{\"seq\": {seq}}}"),
+    };
+    for seq in [3, 9, 5, 9] {
+        s.put_snapshot("a", &snap(seq)).unwrap();
+    }
+    // The latest by events covered, every u64 bit kept; only the latest two remain.
+    assert_eq!(s.latest_snapshot("a").unwrap(), Some(snap(9)));
+    assert_eq!(SNAPSHOTS_KEPT, 2);
+    let t = b.table("snapshots");
+    b.exec(&format!("DELETE FROM {t} WHERE seq = 9"));
+    assert_eq!(s.latest_snapshot("a").unwrap(), Some(snap(5)));
+    b.exec(&format!("DELETE FROM {t} WHERE seq = 5"));
+    assert_eq!(s.latest_snapshot("a").unwrap(), None, "seq 3 was dropped");
+    assert!(s.put_snapshot("nope", &snap(1)).is_err());
+
+    // A Social BO study written here opens from its snapshot on this backend.
+    let method = MethodSpec::from_knobs(
+        "social",
+        &[
+            ("candidates".into(), "16".into()),
+            ("init_pairs".into(), "1".into()),
+        ],
+    )
+    .unwrap();
+    let mut sp = spec("g", &["ann", "bob"]);
+    sp.method = method;
+    let mut live = LiveStudy::create(open(b, false), sp).unwrap();
+    for _ in 0..4 {
+        let q = live.pending().unwrap().clone();
+        for who in ["ann", "bob"] {
+            live.ballot(
+                &Actor::Participant(who.into()),
+                q.id,
+                who,
+                Ballot::Vote { choice: Some(0) },
+            )
+            .unwrap();
+        }
+    }
+    let reopened = LiveStudy::open(open(b, false), "g").unwrap();
+    assert_eq!(reopened.restored_from(), Some(live.seq()));
+    assert_eq!(reopened.snapshot_note(), None);
+    assert_eq!(reopened.pending(), live.pending());
+    assert_eq!(
+        serde_json::to_string(&reopened.status(&Actor::Facilitator)).unwrap(),
+        serde_json::to_string(&live.status(&Actor::Facilitator)).unwrap()
+    );
 }
 
 // ---------------------------------------------------------------------------------------

@@ -264,7 +264,10 @@ fn a_version_one_database_gains_sweeps() {
     )
     .unwrap();
     use agora_study::live::Store;
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(
+        store.schema_version().unwrap(),
+        agora_study::live::SCHEMA_VERSION
+    );
     assert!(store.list().unwrap().is_empty());
 }
 

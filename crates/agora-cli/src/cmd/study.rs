@@ -354,5 +354,9 @@ fn open_existing(url: &StorageUrl) -> Result<Arc<dyn Store>> {
 
 fn open_study(db: &Db, name: &str) -> Result<LiveStudy> {
     let store = open_existing(&db.url()?)?;
-    Ok(LiveStudy::open(store, name)?)
+    let study = LiveStudy::open(store, name)?;
+    if let Some(note) = study.snapshot_note() {
+        eprintln!("note: {note}");
+    }
+    Ok(study)
 }

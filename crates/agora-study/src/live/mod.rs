@@ -13,8 +13,8 @@ pub use reply::{Input, Names, Pick, Reply, ReplyContext, Submission, letter, sub
 pub use spec::{METHOD_NAMES, MethodSpec, StudySpec};
 pub use store::{
     Ballot, Change, ChangeHandler, Event, EventKind, PostgresStore, PostgresUrl, SCHEMA_VERSION,
-    ScratchSchema, SqliteStore, StorageUrl, Store, StoreError, StoreResult, StoredStudy,
-    Subscription, new_token, open_store, test_postgres_url,
+    SNAPSHOTS_KEPT, ScratchSchema, SqliteStore, StorageUrl, Store, StoreError, StoreResult,
+    StoredSnapshot, StoredStudy, Subscription, new_token, open_store, test_postgres_url,
 };
 pub use study::{
     Actor, BallotRequest, HeldQuery, LiveStudy, OptionView, Outcome, PendingView, Recommendation,

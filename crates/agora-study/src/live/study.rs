@@ -25,7 +25,10 @@
 //! asks. A study without workers never sees any of this.
 
 use super::spec::StudySpec;
-use super::store::{Ballot, Event, EventKind, Store, StoreError, StoredStudy, new_token, now_ms};
+use super::store::{
+    Ballot, Event, EventKind, Store, StoreError, StoredSnapshot, StoredStudy, new_token, now_ms,
+};
+use agora_core::snapshot::{FNV_OFFSET, fnv1a, fnv1a_extend};
 use agora_core::{
     Answer, AnswerKind, Channel, Error, Param, ParamValue, Point, Query, QueryKind, Space,
 };
@@ -219,6 +222,56 @@ pub struct LiveStudy {
     stalled: Option<String>,
     /// The recommendation computed at a log length (it only changes with the answers).
     recommendation: std::sync::Mutex<Option<(u64, Option<Recommendation>)>>,
+    /// FNV-1a over the applied events' bodies (one newline after each): which log a
+    /// snapshot belongs to.
+    log_hash: u64,
+    /// While applying the events a restored snapshot covers: bookkeeping only, the
+    /// strategy already holds their effect.
+    restoring: bool,
+    /// Answers applied when the last snapshot was written or restored.
+    snapshot_answers: usize,
+    /// What happened to snapshots on opening or writing, when it was not the plain case
+    /// (a snapshot refused and the log replayed, or one that could not be written).
+    snapshot_note: Option<String>,
+    /// The events the snapshot this study was opened from covers, if it was.
+    restored_seq: Option<u64>,
+}
+
+/// The numbers behind a [`Recommendation`], as a snapshot keeps them.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+struct Recommended {
+    point: Point,
+    #[serde(with = "agora_core::snapshot::nonfinite")]
+    value: f64,
+    has_belief: bool,
+    #[serde(with = "agora_core::snapshot::nonfinite")]
+    belief_mean: f64,
+    #[serde(with = "agora_core::snapshot::nonfinite")]
+    belief_sd: f64,
+}
+
+/// What a stored snapshot's body holds: the strategy's state, and the recommendation at
+/// that point (with its belief: for Social BO a Laplace approximation, the costliest part
+/// of a status).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+struct SnapshotBody {
+    strategy: serde_json::Value,
+    answered: usize,
+    recommended: Option<Recommended>,
+}
+
+/// The agora build that writes and reads snapshots: the git commit it was built from
+/// (empty outside a git checkout: then snapshots are neither written nor used).
+const BUILD_COMMIT: &str = env!("AGORA_BUILD_COMMIT");
+
+/// A snapshot is written once this many answers were applied since the last one (when the
+/// next query has been stored, so that it holds the open query and opening asks nothing).
+pub const SNAPSHOT_EVERY_ANSWERS: usize = 1;
+
+/// The log hash after one more event.
+fn extend_log_hash(h: u64, kind: &EventKind) -> u64 {
+    let body = serde_json::to_vec(kind).unwrap_or_default();
+    fnv1a_extend(fnv1a_extend(h, &body), b"\n")
 }
 
 impl std::fmt::Debug for LiveStudy {
@@ -256,14 +309,192 @@ impl LiveStudy {
     /// Open a stored study, replaying its log (exact resume). If the strategy cannot ask
     /// its next query (e.g. a numerical failure on extreme answers), the study still opens,
     /// with no open query and the reason in [`LiveStudy::stalled`].
+    ///
+    /// When the store holds a snapshot of the strategy this build wrote for this log, the
+    /// strategy is restored from it and only the events after it are replayed; a snapshot
+    /// that does not check out (another build, a damaged body, another log, a state that
+    /// disagrees with the log) is not used, the whole log is replayed, and
+    /// [`LiveStudy::snapshot_note`] says why.
     pub fn open(store: Arc<dyn Store>, name: &str) -> StudyResult<LiveStudy> {
         let stored = store.study(name)?;
-        let mut s = LiveStudy::from_stored(store, stored)?;
-        s.sync()?;
+        let mut s = LiveStudy::resume(store, stored)?;
         if let Err(e) = s.advance() {
             s.stalled = Some(e.to_string());
         }
         Ok(s)
+    }
+
+    /// The strategy from the latest usable snapshot and the log's tail, or from the whole
+    /// log.
+    fn resume(store: Arc<dyn Store>, stored: StoredStudy) -> StudyResult<LiveStudy> {
+        let mut s = LiveStudy::from_stored(store.clone(), stored.clone())?;
+        match s.restore_snapshot() {
+            Ok(_) => {}
+            Err(reason) => {
+                s = LiveStudy::from_stored(store, stored)?;
+                s.snapshot_note = Some(format!(
+                    "the stored snapshot was not used ({reason}); the whole log was replayed"
+                ));
+            }
+        }
+        s.sync()?;
+        Ok(s)
+    }
+
+    /// Restore the latest snapshot and apply the events it covers as bookkeeping; `Ok(false)`
+    /// when there is none to use, `Err` (the reason) when one was refused: then `self` is
+    /// in an undefined state and must be rebuilt.
+    fn restore_snapshot(&mut self) -> Result<bool, String> {
+        if BUILD_COMMIT.is_empty() {
+            return Ok(false);
+        }
+        let name = self.stored.spec.name.clone();
+        let Some(snap) = self
+            .store
+            .latest_snapshot(&name)
+            .map_err(|e| format!("reading it failed: {e}"))?
+        else {
+            return Ok(false);
+        };
+        if snap.build != BUILD_COMMIT {
+            return Err(format!(
+                "written by agora build {}, this is {BUILD_COMMIT}",
+                snap.build
+            ));
+        }
+        if fnv1a(snap.body.as_bytes()) != snap.checksum {
+            return Err("its checksum does not match its body".into());
+        }
+        let events = self
+            .store
+            .events(&name, 0)
+            .map_err(|e| format!("reading the log failed: {e}"))?;
+        if (events.len() as u64) < snap.seq {
+            return Err(format!(
+                "it covers {} events, the log has {}",
+                snap.seq,
+                events.len()
+            ));
+        }
+        let body: SnapshotBody =
+            serde_json::from_str(&snap.body).map_err(|e| format!("unreadable: {e}"))?;
+        self.strategy
+            .restore(&body.strategy)
+            .map_err(|e| format!("the strategy refused it: {e}"))?;
+        self.restoring = true;
+        for e in events.into_iter().take(snap.seq as usize) {
+            self.apply(e)
+                .map_err(|e| format!("the log's events did not apply: {e}"))?;
+        }
+        self.restoring = false;
+        if self.log_hash != snap.log_hash {
+            return Err("it belongs to another log (the events' checksum differs)".into());
+        }
+        if self.strategy.n_answered() != self.answers.len() {
+            return Err(format!(
+                "it holds {} answers, the log {}",
+                self.strategy.n_answered(),
+                self.answers.len()
+            ));
+        }
+        if let Some(q) = self.pending.clone() {
+            let asked = self
+                .strategy
+                .ask()
+                .map_err(|e| format!("asking after restoring failed: {e}"))?;
+            if asked != q {
+                return Err(format!(
+                    "its open query differs from the log's (query {})",
+                    q.id
+                ));
+            }
+        }
+        if !self.held.is_empty() {
+            return Err("queries held by workers are not restored from snapshots".into());
+        }
+        if body.answered != self.answers.len() {
+            return Err(format!(
+                "its recommendation is for {} answers, the log has {}",
+                body.answered,
+                self.answers.len()
+            ));
+        }
+        let rec = body.recommended.and_then(|r| self.recommendation_of(r));
+        *self
+            .recommendation
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some((body.answered as u64, rec));
+        self.snapshot_answers = self.answers.len();
+        self.restored_seq = Some(snap.seq);
+        Ok(true)
+    }
+
+    /// When this study was opened from a snapshot: the number of events it covered (the
+    /// rest of the log was replayed).
+    pub fn restored_from(&self) -> Option<u64> {
+        self.restored_seq
+    }
+
+    /// What happened to snapshots when this study was opened or last wrote one, when it
+    /// was not the plain case: a snapshot refused (and why; the whole log was replayed), or
+    /// one that could not be written.
+    pub fn snapshot_note(&self) -> Option<&str> {
+        self.snapshot_note.as_deref()
+    }
+
+    /// After a query was stored: write a snapshot if [`SNAPSHOT_EVERY_ANSWERS`] answers
+    /// came since the last one and the strategy keeps snapshots. A snapshot that cannot be
+    /// taken, verified or stored is skipped with a note; the study goes on.
+    fn write_snapshot(&mut self) {
+        if BUILD_COMMIT.is_empty()
+            || self.answers.is_empty()
+            || self.answers.len() < self.snapshot_answers + SNAPSHOT_EVERY_ANSWERS
+            || !self.held.is_empty()
+        {
+            return;
+        }
+        match self.take_snapshot() {
+            Ok(true) => self.snapshot_answers = self.answers.len(),
+            Ok(false) => {}
+            Err(e) => self.snapshot_note = Some(format!("no snapshot written: {e}")),
+        }
+    }
+
+    /// Take, verify (restored into a freshly built strategy, it gives the same snapshot)
+    /// and store a snapshot; `Ok(false)` for a method that keeps none.
+    fn take_snapshot(&self) -> Result<bool, String> {
+        let Some(state) = self.strategy.snapshot().map_err(|e| e.to_string())? else {
+            return Ok(false);
+        };
+        let text = serde_json::to_string(&state).map_err(|e| e.to_string())?;
+        let mut fresh = self.stored.spec.build().map_err(|e| e.to_string())?;
+        fresh
+            .restore(&state)
+            .map_err(|e| format!("it does not restore: {e}"))?;
+        let again = fresh
+            .snapshot()
+            .map_err(|e| e.to_string())?
+            .map(|v| serde_json::to_string(&v).unwrap_or_default());
+        if again.as_deref() != Some(text.as_str()) {
+            return Err("restored, it does not give the same snapshot".into());
+        }
+        let body = serde_json::to_string(&SnapshotBody {
+            strategy: state,
+            answered: self.answers.len(),
+            recommended: self.recommended(),
+        })
+        .map_err(|e| e.to_string())?;
+        let snap = StoredSnapshot {
+            seq: self.next_seq,
+            build: BUILD_COMMIT.to_string(),
+            log_hash: self.log_hash,
+            checksum: fnv1a(body.as_bytes()),
+            body,
+        };
+        self.store
+            .put_snapshot(&self.stored.spec.name, &snap)
+            .map_err(|e| e.to_string())?;
+        Ok(true)
     }
 
     /// Why the strategy could not ask its next query, if it could not.
@@ -287,6 +518,11 @@ impl LiveStudy {
             channels: Vec::new(),
             stalled: None,
             recommendation: std::sync::Mutex::new(None),
+            log_hash: FNV_OFFSET,
+            restoring: false,
+            snapshot_answers: 0,
+            snapshot_note: None,
+            restored_seq: None,
         })
     }
 
@@ -376,11 +612,10 @@ impl LiveStudy {
         Ok(())
     }
 
-    /// Rebuild the strategy and replay the whole log (exact resume, as on open).
+    /// Rebuild the strategy from the latest snapshot and the log, or the whole log (exact
+    /// resume, as on open).
     fn reload(&mut self) -> StudyResult<()> {
-        let mut fresh = LiveStudy::from_stored(self.store.clone(), self.stored.clone())?;
-        fresh.sync()?;
-        *self = fresh;
+        *self = LiveStudy::resume(self.store.clone(), self.stored.clone())?;
         Ok(())
     }
 
@@ -406,6 +641,7 @@ impl LiveStudy {
                 e.seq, self.next_seq
             )));
         }
+        let hash = extend_log_hash(self.log_hash, &e.kind);
         match e.kind {
             EventKind::Asked {
                 query,
@@ -419,7 +655,7 @@ impl LiveStudy {
                             self.stored.spec.name, e.seq, query.id
                         )));
                     }
-                } else {
+                } else if !self.restoring {
                     let q = self.strategy.ask_parallel()?;
                     if q != query {
                         return Err(self.diverged(e.seq, &query, &q));
@@ -437,11 +673,13 @@ impl LiveStudy {
                 query,
                 worker: None,
             } => {
-                let q = self.strategy.ask()?;
-                if q != query {
-                    return Err(self.diverged(e.seq, &query, &q));
+                if !self.restoring {
+                    let q = self.strategy.ask()?;
+                    if q != query {
+                        return Err(self.diverged(e.seq, &query, &q));
+                    }
                 }
-                self.pending = Some(q);
+                self.pending = Some(query);
                 self.ballots.clear();
             }
             EventKind::Ballot {
@@ -474,7 +712,9 @@ impl LiveStudy {
                         }
                     },
                 };
-                self.strategy.tell(&answer)?;
+                if !self.restoring {
+                    self.strategy.tell(&answer)?;
+                }
                 if let QueryKind::GroupVote { channel, .. } | QueryKind::GroupRate { channel, .. } =
                     &q.kind
                 {
@@ -485,6 +725,7 @@ impl LiveStudy {
             }
         }
         self.next_seq += 1;
+        self.log_hash = hash;
         Ok(())
     }
 
@@ -554,19 +795,22 @@ impl LiveStudy {
             }
         };
         self.unlogged = Some((q.clone(), false));
+        let event = EventKind::Asked {
+            query: q.clone(),
+            worker: None,
+        };
         match self.store.append(
             &self.stored.spec.name,
             self.next_seq,
-            &[EventKind::Asked {
-                query: q.clone(),
-                worker: None,
-            }],
+            std::slice::from_ref(&event),
         ) {
             Ok(_) => {
                 self.unlogged = None;
                 self.pending = Some(q);
                 self.ballots.clear();
                 self.next_seq += 1;
+                self.log_hash = extend_log_hash(self.log_hash, &event);
+                self.write_snapshot();
                 Ok(())
             }
             Err(StoreError::Conflict { .. }) => {
@@ -630,15 +874,17 @@ impl LiveStudy {
                 query: q.clone(),
                 worker: Some(worker.to_string()),
             };
-            match self
-                .store
-                .append(&self.stored.spec.name, self.next_seq, &[event])
-            {
+            match self.store.append(
+                &self.stored.spec.name,
+                self.next_seq,
+                std::slice::from_ref(&event),
+            ) {
                 Ok(_) => {
                     self.unlogged = None;
                     self.pending.take_if(|p| p.id == q.id);
                     self.held.insert(q.id, (worker.to_string(), q.clone()));
                     self.next_seq += 1;
+                    self.log_hash = extend_log_hash(self.log_hash, &event);
                     return Ok(q);
                 }
                 Err(StoreError::Conflict { .. }) if conflicts < MAX_CONFLICTS => {
@@ -1139,6 +1385,12 @@ impl LiveStudy {
     }
 
     fn compute_recommendation(&self) -> Option<Recommendation> {
+        self.recommendation_of(self.recommended()?)
+    }
+
+    /// The strategy's recommendation and its belief there: the numbers behind a
+    /// [`Recommendation`] (the expensive part, kept in snapshots).
+    fn recommended(&self) -> Option<Recommended> {
         let (p, value) = self.strategy.recommend()?;
         let belief = match &p {
             Point::Unit(u) => self
@@ -1153,6 +1405,20 @@ impl LiveStudy {
                 Space::Box { .. } => None,
             },
         };
+        Some(Recommended {
+            point: p,
+            value,
+            belief_mean: belief.map_or(f64::NAN, |b| b.0),
+            belief_sd: belief.map_or(f64::NAN, |b| b.1),
+            has_belief: belief.is_some(),
+        })
+    }
+
+    fn recommendation_of(&self, r: Recommended) -> Option<Recommendation> {
+        let Recommended {
+            point: p, value, ..
+        } = r;
+        let belief = r.has_belief.then_some((r.belief_mean, r.belief_sd));
         let mut option = option_view(&self.stored.spec.space, &p, 0);
         option.label = "recommended".into();
         Some(Recommendation {

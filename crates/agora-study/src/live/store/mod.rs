@@ -211,6 +211,23 @@ pub struct StoredStudy {
     pub participant_tokens: Vec<String>,
 }
 
+/// A strategy's state kept beside a study's log ([`agora_methods::Strategy::snapshot`]),
+/// so that opening the study replays only the events after it. A cache, outside the log's
+/// contract: a lost or refused snapshot costs a full replay, never an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSnapshot {
+    /// The events it covers: the log's first `seq`.
+    pub seq: u64,
+    /// The agora build that wrote it (a snapshot of another build is not used).
+    pub build: String,
+    /// Checksum of those events ([`crate::live::study`]'s log hash): the log it belongs to.
+    pub log_hash: u64,
+    /// FNV-1a of `body`.
+    pub checksum: u64,
+    /// The strategy's state, JSON.
+    pub body: String,
+}
+
 /// Where studies live: the five operations of the contract in the module docs, which every
 /// backend keeps.
 pub trait Store: Send + Sync {
@@ -239,6 +256,32 @@ pub trait Store: Send + Sync {
         let _ = on_change;
         Ok(None)
     }
+    /// Keep `snapshot` for study `name` (replacing one at the same `seq`), and drop all but
+    /// the latest [`SNAPSHOTS_KEPT`]. The default keeps nothing (a backend without
+    /// snapshots: opening replays the log).
+    fn put_snapshot(&self, name: &str, snapshot: &StoredSnapshot) -> StoreResult<()> {
+        let _ = (name, snapshot);
+        Ok(())
+    }
+    /// The snapshot of study `name` covering the most events, if any.
+    fn latest_snapshot(&self, name: &str) -> StoreResult<Option<StoredSnapshot>> {
+        let _ = name;
+        Ok(None)
+    }
+}
+
+/// Snapshots kept per study (the latest; an older one is a spare should the newest be
+/// refused).
+pub const SNAPSHOTS_KEPT: i64 = 2;
+
+/// A stored checksum (`u64`) as a database integer, bit for bit.
+fn hash_to_db(h: u64) -> i64 {
+    h as i64
+}
+
+/// A database integer back to the checksum it stores.
+fn hash_from_db(v: i64) -> u64 {
+    v as u64
 }
 
 /// What a change feed reports ([`Store::subscribe`]).
@@ -283,7 +326,7 @@ impl Drop for Subscription {
 }
 
 /// The schema version this build writes, on every backend: the number of migrations.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The PostgreSQL server that tests of code on a store use: the URL in
 /// `AGORA_TEST_POSTGRES`, or `None` when it is unset (the test then passes, printing that it

@@ -34,8 +34,9 @@ mod sweep;
 use self::session::{Conn, Fail, Worker, commit, read};
 use super::url::PostgresUrl;
 use super::{
-    ChangeHandler, Event, EventKind, SCHEMA_VERSION, Store, StoreError, StoreResult, StoredStudy,
-    Subscription, event_bodies, now_ms, parse_event, parse_spec, seq_from, unknown_study,
+    ChangeHandler, Event, EventKind, SCHEMA_VERSION, SNAPSHOTS_KEPT, Store, StoreError,
+    StoreResult, StoredSnapshot, StoredStudy, Subscription, event_bodies, hash_from_db, hash_to_db,
+    now_ms, parse_event, parse_spec, seq_from, unknown_study,
 };
 use ::postgres::error::SqlState;
 
@@ -92,6 +93,16 @@ const MIGRATIONS: &[&str] = &[
         error TEXT,
         PRIMARY KEY (sweep, phase, cell),
         FOREIGN KEY (sweep, phase) REFERENCES agora_sweep_phases(sweep, phase)
+    );",
+    // 3: strategy snapshots beside the log (a cache; see `StoredSnapshot`).
+    "CREATE TABLE agora_snapshots (
+        study TEXT NOT NULL REFERENCES agora_studies(name),
+        seq BIGINT NOT NULL CHECK (seq >= 0),
+        build TEXT NOT NULL,
+        log_hash BIGINT NOT NULL,
+        checksum BIGINT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (study, seq)
     );",
 ];
 
@@ -363,6 +374,66 @@ impl Store for PostgresStore {
     fn subscribe(&self, on_change: ChangeHandler) -> StoreResult<Option<Subscription>> {
         listen::subscribe(&self.url, on_change).map(Some)
     }
+
+    fn put_snapshot(&self, name: &str, snap: &StoredSnapshot) -> StoreResult<()> {
+        let name = name.to_string();
+        let snap = snap.clone();
+        self.call(move |c| {
+            let mut tx = c.client.transaction().map_err(read)?;
+            if tx
+                .query_opt(&c.st.exists, &[&name])
+                .map_err(read)?
+                .is_none()
+            {
+                drop(tx);
+                return Err(unknown_study(&name, &names(c)?).into());
+            }
+            tx.execute(
+                "INSERT INTO agora_snapshots (study, seq, build, log_hash, checksum, body)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (study, seq) DO UPDATE SET build = EXCLUDED.build,
+                   log_hash = EXCLUDED.log_hash, checksum = EXCLUDED.checksum,
+                   body = EXCLUDED.body",
+                &[
+                    &name,
+                    &seq_from(snap.seq),
+                    &snap.build,
+                    &hash_to_db(snap.log_hash),
+                    &hash_to_db(snap.checksum),
+                    &snap.body,
+                ],
+            )
+            .map_err(read)?;
+            tx.execute(
+                "DELETE FROM agora_snapshots WHERE study = $1 AND seq NOT IN
+                 (SELECT seq FROM agora_snapshots WHERE study = $1 ORDER BY seq DESC LIMIT $2)",
+                &[&name, &SNAPSHOTS_KEPT],
+            )
+            .map_err(read)?;
+            tx.commit().map_err(commit)
+        })
+    }
+
+    fn latest_snapshot(&self, name: &str) -> StoreResult<Option<StoredSnapshot>> {
+        let name = name.to_string();
+        self.call(move |c| {
+            let row = c
+                .client
+                .query_opt(
+                    "SELECT seq, build, log_hash, checksum, body FROM agora_snapshots
+                     WHERE study = $1 ORDER BY seq DESC LIMIT 1",
+                    &[&name],
+                )
+                .map_err(read)?;
+            Ok(row.map(|r| StoredSnapshot {
+                seq: r.get::<_, i64>(0).max(0) as u64,
+                build: r.get(1),
+                log_hash: hash_from_db(r.get(2)),
+                checksum: hash_from_db(r.get(3)),
+                body: r.get(4),
+            }))
+        })
+    }
 }
 
 fn conflict(study: &str, expected: u64, found: u64) -> Fail {
@@ -428,9 +499,10 @@ mod tests {
     /// processes that open a new database together migrate it once.
     #[test]
     fn an_older_database_is_migrated_forward_once() {
-        static NEXT: [&str; 3] = [
+        static NEXT: [&str; 4] = [
             MIGRATIONS[0],
             MIGRATIONS[1],
+            MIGRATIONS[2],
             "CREATE TABLE agora_later (x INTEGER); INSERT INTO agora_later VALUES (7);",
         ];
         let Some(mut db) = Schema::new("migrate") else {
@@ -451,7 +523,7 @@ mod tests {
         drop(s);
         for _ in 0..2 {
             let s = PostgresStore::open_with(&db.url, false, &NEXT).unwrap();
-            assert_eq!(s.schema_version().unwrap(), 3);
+            assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION + 1);
             assert_eq!(s.list().unwrap(), ["a"]);
             assert_eq!(db.count("SELECT COUNT(*) FROM agora_later"), 1);
         }
@@ -460,8 +532,8 @@ mod tests {
             matches!(
                 e,
                 StoreError::NewerSchema {
-                    found: 3,
-                    supported: 2
+                    found: 4,
+                    supported: 3
                 }
             ),
             "{e}"

@@ -6,8 +6,9 @@
 //! records how many migrations have run, so an older agora also refuses a newer file.
 
 use super::{
-    Event, EventKind, SCHEMA_VERSION, Store, StoreError, StoreResult, StoredStudy, event_bodies,
-    now_ms, parse_event, parse_spec, seq_from, unknown_study,
+    Event, EventKind, SCHEMA_VERSION, SNAPSHOTS_KEPT, Store, StoreError, StoreResult,
+    StoredSnapshot, StoredStudy, event_bodies, hash_from_db, hash_to_db, now_ms, parse_event,
+    parse_spec, seq_from, unknown_study,
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
@@ -41,6 +42,16 @@ const MIGRATIONS: &[&str] = &[
     // 2: nothing. Sweeps (migration 2 on PostgreSQL) need a database server that workers on
     // several machines reach; on one machine the local runner already uses every core.
     "",
+    // 3: strategy snapshots beside the log (a cache; see `StoredSnapshot`).
+    "CREATE TABLE snapshots (
+        study TEXT NOT NULL REFERENCES studies(name),
+        seq INTEGER NOT NULL,
+        build TEXT NOT NULL,
+        log_hash INTEGER NOT NULL,
+        checksum INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (study, seq)
+    );",
 ];
 
 const _: () = assert!(MIGRATIONS.len() as u32 == SCHEMA_VERSION);
@@ -284,6 +295,62 @@ impl Store for SqliteStore {
             .conn()
             .pragma_query_value(None, "user_version", |r| r.get(0))?)
     }
+
+    fn put_snapshot(&self, name: &str, snap: &StoredSnapshot) -> StoreResult<()> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if !study_exists(&tx, name)? {
+            return Err(unknown_study(name, &names(&tx)?));
+        }
+        tx.execute(
+            "INSERT OR REPLACE INTO snapshots (study, seq, build, log_hash, checksum, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                name,
+                seq_from(snap.seq),
+                snap.build,
+                hash_to_db(snap.log_hash),
+                hash_to_db(snap.checksum),
+                snap.body
+            ],
+        )?;
+        tx.execute(
+            "DELETE FROM snapshots WHERE study = ?1 AND seq NOT IN
+             (SELECT seq FROM snapshots WHERE study = ?1 ORDER BY seq DESC LIMIT ?2)",
+            params![name, SNAPSHOTS_KEPT],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn latest_snapshot(&self, name: &str) -> StoreResult<Option<StoredSnapshot>> {
+        let conn = self.conn();
+        let row = conn
+            .query_row(
+                "SELECT seq, build, log_hash, checksum, body FROM snapshots
+                 WHERE study = ?1 ORDER BY seq DESC LIMIT 1",
+                [name],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, String>(4)?,
+                    ))
+                },
+            )
+            .optional()?;
+        Ok(
+            row.map(|(seq, build, log_hash, checksum, body)| StoredSnapshot {
+                seq: seq.max(0) as u64,
+                build,
+                log_hash: hash_from_db(log_hash),
+                checksum: hash_from_db(checksum),
+                body,
+            }),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -383,12 +450,13 @@ mod tests {
         let next: &[&str] = &[
             MIGRATIONS[0],
             MIGRATIONS[1],
+            MIGRATIONS[2],
             "CREATE TABLE later (x INTEGER); INSERT INTO later VALUES (7);",
         ];
         for _ in 0..2 {
             let c = Connection::open(&path).unwrap();
             let s = SqliteStore::init(c, true, next).unwrap();
-            assert_eq!(s.schema_version().unwrap(), 3);
+            assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION + 1);
             assert_eq!(s.list().unwrap(), vec!["a".to_string()]);
             let n: i64 = s
                 .conn()
@@ -402,8 +470,8 @@ mod tests {
             matches!(
                 e,
                 StoreError::NewerSchema {
-                    found: 3,
-                    supported: 2
+                    found: 4,
+                    supported: 3
                 }
             ),
             "{e}"
