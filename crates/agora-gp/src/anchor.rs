@@ -210,7 +210,56 @@ pub enum NoiseModel {
     },
 }
 
+/// A [`NoiseModel`] as plain data (for snapshots of the strategies that fit one).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum NoiseState {
+    /// [`NoiseModel::Constant`].
+    Constant(f64),
+    /// [`NoiseModel::Anchors`]: scale, bandwidth and the anchors (rows).
+    Anchors {
+        /// Scale `a`.
+        a: f64,
+        /// Bandwidth `h`.
+        h: f64,
+        /// The anchors, unit-cube rows.
+        anchors: Vec<Vec<f64>>,
+    },
+}
+
 impl NoiseModel {
+    /// The model as plain data.
+    pub fn state(&self) -> NoiseState {
+        match self {
+            NoiseModel::Constant(v) => NoiseState::Constant(*v),
+            NoiseModel::Anchors { a, kde } => NoiseState::Anchors {
+                a: *a,
+                h: kde.h,
+                anchors: (0..kde.anchors.nrows())
+                    .map(|i| {
+                        (0..kde.anchors.ncols())
+                            .map(|j| kde.anchors[(i, j)])
+                            .collect()
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    /// The model a [`NoiseModel::state`] describes; errors as the constructors'.
+    pub fn from_state(st: &NoiseState) -> Result<NoiseModel> {
+        match st {
+            NoiseState::Constant(v) => NoiseModel::constant(*v),
+            NoiseState::Anchors { a, h, anchors } => {
+                let d = anchors.first().map_or(0, Vec::len);
+                if let Some(r) = anchors.iter().find(|r| r.len() != d) {
+                    return Err(Error::dim("anchors", d, r.len()));
+                }
+                let m = Mat::from_fn(anchors.len(), d, |i, j| anchors[i][j]);
+                NoiseModel::anchors(*a, AnchorKde::new(m, *h)?)
+            }
+        }
+    }
+
     /// Homoscedastic noise; errors unless `var > 0`.
     pub fn constant(var: f64) -> Result<NoiseModel> {
         if !(var.is_finite() && var > 0.0) {

@@ -166,7 +166,7 @@ impl GpConfig {
 }
 
 /// Hyperparameters of an exact GP, in standardized units.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Hyper {
     /// Kernel parameters (log space, in the kernel's order).
     pub kernel: Vec<f64>,

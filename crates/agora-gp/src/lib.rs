@@ -23,7 +23,7 @@ pub use additive::{
     AdditiveFit, AdditiveGrams, AdditiveHyper, AdditivePosterior, AdditiveSpec, CliqueColumns,
     ScaleGroups,
 };
-pub use anchor::{AnchorKde, NoiseModel};
+pub use anchor::{AnchorKde, NoiseModel, NoiseState};
 pub use duel::{DuelFit, DuelGp, DuelInference, Duels, EpOptions};
 pub use exact::{ExactGp, FitReport, GpConfig, Hyper};
 pub use gibbs::{AlphaMode, AugmentedGibbs};

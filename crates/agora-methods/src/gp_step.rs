@@ -54,6 +54,16 @@ impl GpStep {
         })
     }
 
+    /// The hyperparameters the next fit starts from (the last fit's).
+    pub fn last_hyper(&self) -> Option<&Hyper> {
+        self.last_hyper.as_ref()
+    }
+
+    /// Set the hyperparameters the next fit starts from (restoring a snapshot).
+    pub fn set_last_hyper(&mut self, h: Option<Hyper>) {
+        self.last_hyper = h;
+    }
+
     /// Forget the last fit (the next one starts cold).
     pub fn forget_fit(&mut self) {
         self.last_hyper = None;

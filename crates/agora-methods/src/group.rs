@@ -14,7 +14,7 @@ use crate::{Pbo, PboConfig, Strategy};
 use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
 
 /// Majority-vote preferential BO over a named group.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct GroupPbo {
     inner: Pbo,
     agents: Vec<String>,
@@ -145,6 +145,36 @@ impl Strategy for GroupPbo {
     fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
         self.inner.belief(points)
     }
+
+    fn snapshot(&self) -> Result<Option<serde_json::Value>> {
+        let Some(inner) = self.inner.snapshot()? else {
+            return Ok(None);
+        };
+        let st = GroupState {
+            inner,
+            open: self.open.entries().iter().map(|(q, _)| q.clone()).collect(),
+        };
+        serde_json::to_value(st)
+            .map(Some)
+            .map_err(|e| Error::State(format!("cannot write the snapshot: {e}")))
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
+        let st = <GroupState as serde::Deserialize>::deserialize(state)
+            .map_err(|e| Error::invalid("snapshot", e.to_string()))?;
+        let mut inner = self.inner.clone();
+        inner.restore(&st.inner)?;
+        self.inner = inner;
+        self.open = OpenQuery::from_entries(st.open.into_iter().map(|q| (q, ())).collect());
+        Ok(())
+    }
+}
+
+/// [`GroupPbo`]'s snapshot: the inner learner's and the group's open votes.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct GroupState {
+    inner: serde_json::Value,
+    open: Vec<Query>,
 }
 
 #[cfg(test)]

@@ -19,7 +19,48 @@ pub struct History {
     pub(crate) open: OpenQuery<Point>,
 }
 
+/// A [`History`] as plain data, for snapshots (the space comes from the method's
+/// definition).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct HistoryState {
+    x: Vec<Vec<f64>>,
+    index: Vec<usize>,
+    y: Vec<f64>,
+    open: Vec<(Query, Point)>,
+}
+
 impl History {
+    /// The history as plain data.
+    pub(crate) fn state(&self) -> HistoryState {
+        HistoryState {
+            x: self.x.clone(),
+            index: self.index.clone(),
+            y: self.y.clone(),
+            open: self.open.entries().to_vec(),
+        }
+    }
+
+    /// Install a [`History::state`] on an empty history of the same space. Errors (rows of
+    /// the wrong width, counts that disagree, a value that is not finite) leave it unchanged.
+    pub(crate) fn restore_state(&mut self, st: HistoryState) -> Result<()> {
+        if !self.y.is_empty() || !self.open.is_empty() {
+            return Err(Error::State("restore a history onto an empty one".into()));
+        }
+        let d = self.space.dim();
+        if let Some(r) = st.x.iter().find(|r| r.len() != d) {
+            return Err(Error::dim("snapshot.x", d, r.len()));
+        }
+        if st.x.len() != st.y.len() {
+            return Err(Error::dim("snapshot.y", st.x.len(), st.y.len()));
+        }
+        agora_core::check_finite_slice("snapshot.y", &st.y)?;
+        self.x = st.x;
+        self.index = st.index;
+        self.y = st.y;
+        self.open = OpenQuery::from_entries(st.open);
+        Ok(())
+    }
+
     /// An empty history over a validated space.
     pub fn new(space: Space) -> Result<History> {
         space.validate()?;

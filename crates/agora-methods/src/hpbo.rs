@@ -250,7 +250,13 @@ impl Hpbo {
             }
             self.last_fit = m;
         }
-        let mut rng = stream(self.seed, &[m as u64, 3]);
+        self.rebuild_model(duels)
+    }
+
+    /// The posterior on `duels` with the current hyperparameters (deterministic: its own
+    /// random stream per number of duels).
+    fn rebuild_model(&mut self, duels: Duels) -> Result<()> {
+        let mut rng = stream(self.seed, &[duels.len() as u64, 3]);
         self.model = Some(DuelGp::new(
             self.kernel.box_clone(),
             duels,
@@ -362,6 +368,76 @@ impl Strategy for Hpbo {
     fn n_answered(&self) -> usize {
         self.answered
     }
+
+    fn snapshot(&self) -> Result<Option<serde_json::Value>> {
+        let st = HpboState {
+            kernel: self.kernel.params(),
+            noise: self.noise.state(),
+            winners: self.winners.clone(),
+            losers: self.losers.clone(),
+            ties: self.ties,
+            answered: self.answered,
+            last_fit: self.last_fit,
+            open: self.open.entries().to_vec(),
+            prev_winner: self.prev_winner.clone(),
+            refit_failures: self.refit_failures,
+        };
+        crate::snapshot::write(&self.name(), HPBO_STATE_FORMAT, &st)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
+        let st: HpboState = crate::snapshot::read(&self.name(), HPBO_STATE_FORMAT, state)?;
+        if self.answered != 0 || !self.winners.is_empty() {
+            return Err(Error::State(
+                "restore a snapshot onto a freshly built strategy".into(),
+            ));
+        }
+        let d = self.space.dim();
+        if st.winners.len() != st.losers.len()
+            || st.winners.iter().chain(&st.losers).any(|r| r.len() != d)
+        {
+            return Err(Error::invalid(
+                "snapshot",
+                "its duels do not fit the space (rows of the wrong width, or unpaired)",
+            ));
+        }
+        let mut next = self.clone();
+        next.kernel.set_params(&st.kernel)?;
+        next.noise = NoiseModel::from_state(&st.noise)?;
+        next.winners = st.winners;
+        next.losers = st.losers;
+        next.ties = st.ties;
+        next.answered = st.answered;
+        next.last_fit = st.last_fit;
+        next.open = OpenQuery::from_entries(st.open);
+        next.prev_winner = st.prev_winner;
+        next.refit_failures = st.refit_failures;
+        if !next.winners.is_empty() {
+            let duels = next.duels()?;
+            next.rebuild_model(duels)?;
+        }
+        *self = next;
+        Ok(())
+    }
+}
+
+/// The format of [`Hpbo`]'s snapshots.
+const HPBO_STATE_FORMAT: u32 = 1;
+
+/// [`Hpbo`]'s state as plain data: the fitted hyperparameters and noise, the duels and the
+/// bookkeeping; the posterior is rebuilt from them (deterministically).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct HpboState {
+    kernel: Vec<f64>,
+    noise: agora_gp::NoiseState,
+    winners: Vec<Vec<f64>>,
+    losers: Vec<Vec<f64>>,
+    ties: usize,
+    answered: usize,
+    last_fit: usize,
+    open: Vec<(Query, Vec<Vec<f64>>)>,
+    prev_winner: Option<Vec<f64>>,
+    refit_failures: usize,
 }
 
 #[cfg(test)]

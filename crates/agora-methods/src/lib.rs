@@ -27,6 +27,7 @@ pub mod pbo;
 pub mod registry;
 pub mod sbo;
 pub mod sbo_gp;
+mod snapshot;
 pub mod standard;
 pub mod suggest;
 #[cfg(test)]

@@ -101,6 +101,28 @@ pub struct Pbo {
     open: OpenQuery<Vec<Vec<f64>>>,
     gp: Option<PreferenceGp>,
     hyper: Option<Vec<f64>>,
+    /// The warm start the current model was fitted from (what a snapshot refits with).
+    fit_warm: Option<Vec<f64>>,
+    last_winner: Option<usize>,
+}
+
+/// The format of [`Pbo`]'s snapshots; raised whenever [`PboState`] changes meaning.
+const PBO_STATE_FORMAT: u32 = 1;
+
+/// [`Pbo`]'s state as plain data. The model is not stored: restoring refits it from the
+/// same comparisons and the same warm start, which gives it bit for bit (the fit is
+/// deterministic), at the cost of one fit instead of one per answer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct PboState {
+    method: String,
+    format: u32,
+    points: Vec<Vec<f64>>,
+    comps: Vec<Comparison>,
+    raters: Vec<Option<String>>,
+    ties: usize,
+    answered: usize,
+    open: Vec<(Query, Vec<Vec<f64>>)>,
+    fit_warm: Option<Vec<f64>>,
     last_winner: Option<usize>,
 }
 
@@ -157,6 +179,7 @@ impl Pbo {
             open: OpenQuery::default(),
             gp: None,
             hyper: None,
+            fit_warm: None,
             last_winner: None,
         })
     }
@@ -205,14 +228,74 @@ impl Pbo {
         }
         let d = self.space.dim();
         let x = Mat::from_fn(self.points.len(), d, |i, j| self.points[i][j]);
-        let (gp, _) = PreferenceGp::fit(
-            x,
-            self.comps.clone(),
-            &self.cfg.model,
-            self.hyper.as_deref().filter(|_| self.cfg.warm_start),
-        )?;
+        let warm = self.hyper.clone().filter(|_| self.cfg.warm_start);
+        let (gp, _) = PreferenceGp::fit(x, self.comps.clone(), &self.cfg.model, warm.as_deref())?;
         self.hyper = Some(gp.kernel().params());
+        self.fit_warm = warm;
         self.gp = Some(gp);
+        Ok(())
+    }
+
+    /// The state as plain data ([`PboState`]).
+    pub(crate) fn state(&self) -> PboState {
+        PboState {
+            method: self.name(),
+            format: PBO_STATE_FORMAT,
+            points: self.points.clone(),
+            comps: self.comps.clone(),
+            raters: self.raters.clone(),
+            ties: self.ties,
+            answered: self.answered,
+            open: self.open.entries().to_vec(),
+            fit_warm: self.fit_warm.clone(),
+            last_winner: self.last_winner,
+        }
+    }
+
+    /// Install a [`Pbo::state`] on a freshly built `Pbo` (same method, settings, seed),
+    /// refitting the model from the stored warm start. Errors leave `self` unchanged.
+    pub(crate) fn restore_state(&mut self, st: PboState) -> Result<()> {
+        if st.method != self.name() || st.format != PBO_STATE_FORMAT {
+            return Err(Error::invalid(
+                "snapshot",
+                format!(
+                    "a snapshot of `{}` format {}; this is `{}` format {PBO_STATE_FORMAT}",
+                    st.method,
+                    st.format,
+                    self.name()
+                ),
+            ));
+        }
+        if self.answered != 0 || !self.points.is_empty() {
+            return Err(Error::State(
+                "restore a snapshot onto a freshly built strategy".into(),
+            ));
+        }
+        let d = self.space.dim();
+        let m = st.points.len();
+        if let Some(p) = st.points.iter().find(|p| p.len() != d) {
+            return Err(Error::dim("snapshot.points", d, p.len()));
+        }
+        if st.comps.iter().any(|c| c.winner >= m || c.loser >= m)
+            || st.raters.len() != st.comps.len()
+            || st.last_winner.is_some_and(|w| w >= m)
+        {
+            return Err(Error::invalid(
+                "snapshot",
+                "its comparisons, raters or winner do not fit its points",
+            ));
+        }
+        let mut next = self.clone();
+        next.points = st.points;
+        next.comps = st.comps;
+        next.raters = st.raters;
+        next.ties = st.ties;
+        next.answered = st.answered;
+        next.open = OpenQuery::from_entries(st.open);
+        next.last_winner = st.last_winner;
+        next.hyper = st.fit_warm;
+        next.refit()?;
+        *self = next;
         Ok(())
     }
 
@@ -348,5 +431,17 @@ impl Strategy for Pbo {
 
     fn n_answered(&self) -> usize {
         self.answered
+    }
+
+    fn snapshot(&self) -> Result<Option<serde_json::Value>> {
+        serde_json::to_value(self.state())
+            .map(Some)
+            .map_err(|e| Error::State(format!("cannot write the snapshot: {e}")))
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
+        let st = <PboState as serde::Deserialize>::deserialize(state)
+            .map_err(|e| Error::invalid("snapshot", e.to_string()))?;
+        self.restore_state(st)
     }
 }

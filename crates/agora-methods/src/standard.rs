@@ -6,7 +6,7 @@ use crate::open::{self, AskTell, OpenQuery};
 use crate::{History, Strategy};
 use agora_acq::BoxMaximizer;
 use agora_core::{Answer, Error, Point, Query, Result, Space};
-use agora_gp::{ExactGp, GpConfig};
+use agora_gp::{ExactGp, GpConfig, Hyper};
 use agora_math::rng::stream;
 use rand::RngExt;
 
@@ -97,6 +97,30 @@ impl Strategy for RandomSearch {
         "random".into()
     }
     history_strategy!();
+
+    fn snapshot(&self) -> Result<Option<serde_json::Value>> {
+        crate::snapshot::write(&self.name(), 1, &self.h.state())
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
+        let st = crate::snapshot::read(&self.name(), 1, state)?;
+        let mut h = self.h.clone();
+        h.restore_state(st)?;
+        self.h = h;
+        Ok(())
+    }
+}
+
+/// [`SobolSearch`]'s and [`GpBo`]'s snapshot: the history, how many Sobol points were
+/// generated (regenerated on restoring), and for GP-BO the fit's warm starts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct DesignState {
+    h: crate::history::HistoryState,
+    sobol: usize,
+    last_hyper: Option<Hyper>,
+    /// The GP cached for later asks at the same number of answers: that number and the
+    /// warm start it was fitted from (refitted on restoring: the fit is deterministic).
+    fitted: Option<(usize, Option<Hyper>)>,
 }
 
 /// Lazily extended scrambled-Sobol sequence.
@@ -108,6 +132,16 @@ struct SobolStream {
 }
 
 impl SobolStream {
+    /// The first `n` points again, as generated when `n` were (nothing for 0).
+    fn regenerate(&mut self, n: usize) -> Result<()> {
+        self.points = if n == 0 {
+            Vec::new()
+        } else {
+            agora_math::design::sobol(n, self.d, self.seed)?
+        };
+        Ok(())
+    }
+
     fn get(&mut self, i: usize) -> Result<Vec<f64>> {
         if i >= self.points.len() {
             let n = (i + 1).next_power_of_two().max(64);
@@ -165,6 +199,27 @@ impl Strategy for SobolSearch {
         "sobol".into()
     }
     history_strategy!();
+
+    fn snapshot(&self) -> Result<Option<serde_json::Value>> {
+        let st = DesignState {
+            h: self.h.state(),
+            sobol: self.sobol.points.len(),
+            last_hyper: None,
+            fitted: None,
+        };
+        crate::snapshot::write(&self.name(), 1, &st)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
+        let st: DesignState = crate::snapshot::read(&self.name(), 1, state)?;
+        let mut h = self.h.clone();
+        h.restore_state(st.h)?;
+        let mut sobol = self.sobol.clone();
+        sobol.regenerate(st.sobol)?;
+        self.h = h;
+        self.sobol = sobol;
+        Ok(())
+    }
 }
 
 /// The acquisition of a [`GpBo`].
@@ -238,8 +293,9 @@ pub struct GpBo {
     h: History,
     step: GpStep,
     sobol: SobolStream,
-    /// The GP fitted to the first `.0` answers (reused by later asks at the same count).
-    fitted: Option<(usize, ExactGp)>,
+    /// The GP fitted to the first `.0` answers (reused by later asks at the same count),
+    /// and the warm start it was fitted from.
+    fitted: Option<(usize, ExactGp, Option<Hyper>)>,
 }
 
 impl GpBo {
@@ -278,16 +334,20 @@ impl GpBo {
             });
         }
         let n = self.h.len();
-        let gp = match self.fitted.take() {
-            Some((m, gp)) if m == n => gp,
-            _ => self
-                .step
-                .fit(&self.h)?
-                .ok_or_else(|| Error::State("no data to fit".into()))?,
+        let (gp, warm) = match self.fitted.take() {
+            Some((m, gp, warm)) if m == n => (gp, warm),
+            _ => {
+                let warm = self.step.last_hyper().cloned();
+                let gp = self
+                    .step
+                    .fit(&self.h)?
+                    .ok_or_else(|| Error::State("no data to fit".into()))?;
+                (gp, warm)
+            }
         };
         let pending = self.h.pending_x()?;
         let p = self.step.propose(&gp, &self.h, &pending);
-        self.fitted = Some((n, gp));
+        self.fitted = Some((n, gp, warm));
         p
     }
 }
@@ -317,5 +377,41 @@ impl Strategy for GpBo {
     /// fit, on its own random stream): reading the belief never changes what is proposed.
     fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
         self.step.belief(&self.h, points).ok().flatten()
+    }
+
+    fn snapshot(&self) -> Result<Option<serde_json::Value>> {
+        let st = DesignState {
+            h: self.h.state(),
+            sobol: self.sobol.points.len(),
+            last_hyper: self.step.last_hyper().cloned(),
+            // A cache for an earlier number of answers is never used again: not kept.
+            fitted: self
+                .fitted
+                .as_ref()
+                .filter(|(n, _, _)| *n == self.h.len())
+                .map(|(n, _, w)| (*n, w.clone())),
+        };
+        crate::snapshot::write(&self.name(), 1, &st)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
+        let st: DesignState = crate::snapshot::read(&self.name(), 1, state)?;
+        let mut next = self.clone();
+        next.h.restore_state(st.h)?;
+        next.sobol.regenerate(st.sobol)?;
+        next.fitted = None;
+        // The cached GP is only ever used at its own number of answers: refit it there
+        // from its warm start (then the step's warm start is that fit's, as it was).
+        if let Some((n, warm)) = st.fitted.filter(|(n, _)| *n == next.h.len()) {
+            next.step.set_last_hyper(warm.clone());
+            let gp = next
+                .step
+                .fit(&next.h)?
+                .ok_or_else(|| Error::invalid("snapshot", "a fitted model without data"))?;
+            next.fitted = Some((n, gp, warm));
+        }
+        next.step.set_last_hyper(st.last_hyper);
+        *self = next;
+        Ok(())
     }
 }
