@@ -146,7 +146,7 @@ impl SboGpConfig {
 }
 
 /// What one round did.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SboGpRound {
     /// The option proposed (unit cube).
     pub x: Vec<f64>,
@@ -161,7 +161,7 @@ pub struct SboGpRound {
 }
 
 /// Ratings on one channel: options (unit cube) and one value per agent.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Ratings {
     x: Vec<Vec<f64>>,
     y: Vec<Vec<f64>>,
@@ -195,6 +195,29 @@ pub struct SboGp {
     queries: u64,
     /// The open query's option and channel.
     open: OpenQuery<(Vec<f64>, Channel)>,
+    work: f64,
+    /// The warm start the current surrogate was fitted from (SBO-GP's `B̂`, rows).
+    fit_warm: Option<Vec<Vec<f64>>>,
+}
+
+/// The format of [`SboGp`]'s snapshots.
+const SBO_GP_STATE_FORMAT: u32 = 1;
+
+/// [`SboGp`]'s state as plain data; the surrogate is refitted from the ratings and its
+/// stored warm start (deterministic).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct SboGpState {
+    public: Ratings,
+    private: Ratings,
+    init_left: usize,
+    todo: Vec<Channel>,
+    current: Option<Vec<f64>>,
+    fitted: bool,
+    fit_warm: Option<Vec<Vec<f64>>>,
+    rounds: Vec<SboGpRound>,
+    counts: [usize; 2],
+    queries: u64,
+    open: Vec<(Query, (Vec<f64>, Channel))>,
     work: f64,
 }
 
@@ -278,6 +301,7 @@ impl SboGp {
             queries: 0,
             open: OpenQuery::default(),
             work: 0.0,
+            fit_warm: None,
         })
     }
 
@@ -318,8 +342,23 @@ impl SboGp {
         Mat::from_fn(rows.len(), d, |i, j| rows[i][j])
     }
 
-    /// Refit the method's surrogate on all ratings so far.
+    /// Refit the method's surrogate on all ratings so far (SBO-GP warm-started from the
+    /// current fit).
     fn refit(&mut self) -> Result<()> {
+        let warm = match &self.surrogate {
+            Some(Surrogate::Social(s)) => Some(s.b().b.clone()),
+            _ => None,
+        };
+        self.refit_from(warm)
+    }
+
+    /// Refit the surrogate, SBO-GP's from `warm`.
+    fn refit_from(&mut self, warm: Option<Mat<f64>>) -> Result<()> {
+        self.fit_warm = warm.as_ref().map(|b| {
+            (0..b.nrows())
+                .map(|i| (0..b.ncols()).map(|j| b[(i, j)]).collect())
+                .collect()
+        });
         let n = self.cfg.agents;
         let w = &self.welfare;
         let agg = |r: &Ratings| -> Mat<f64> {
@@ -347,10 +386,6 @@ impl SboGp {
         };
         self.surrogate = Some(match self.cfg.variant {
             SboGpVariant::SboGp => {
-                let warm = match &self.surrogate {
-                    Some(Surrogate::Social(s)) => Some(s.b().b.clone()),
-                    _ => None,
-                };
                 let xu = Self::mat(&self.private.x);
                 let xu = if self.private.x.is_empty() {
                     Mat::zeros(0, self.space.dim())
@@ -641,6 +676,72 @@ impl Strategy for SboGp {
 
     fn n_answered(&self) -> usize {
         self.queries as usize
+    }
+
+    fn snapshot(&self) -> Result<Option<serde_json::Value>> {
+        let st = SboGpState {
+            public: self.public.clone(),
+            private: self.private.clone(),
+            init_left: self.init.len(),
+            todo: self.todo.iter().copied().collect(),
+            current: self.current.clone(),
+            fitted: self.surrogate.is_some(),
+            fit_warm: self.fit_warm.clone(),
+            rounds: self.rounds.clone(),
+            counts: self.counts,
+            queries: self.queries,
+            open: self.open.entries().to_vec(),
+            work: self.work,
+        };
+        crate::snapshot::write(&self.name(), SBO_GP_STATE_FORMAT, &st)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
+        let st: SboGpState = crate::snapshot::read(&self.name(), SBO_GP_STATE_FORMAT, state)?;
+        if self.queries != 0 || st.init_left > self.init.len() {
+            return Err(Error::State(
+                "restore a snapshot onto a freshly built strategy".into(),
+            ));
+        }
+        let (d, n) = (self.space.dim(), self.cfg.agents);
+        for r in [&st.public, &st.private] {
+            if r.x.len() != r.y.len()
+                || r.x.iter().any(|x| x.len() != d)
+                || r.y.iter().any(|y| y.len() != n)
+            {
+                return Err(Error::invalid(
+                    "snapshot",
+                    "its ratings do not fit the space and the group",
+                ));
+            }
+        }
+        let mut next = self.clone();
+        let used = next.init.len() - st.init_left;
+        next.init.drain(..used);
+        next.public = st.public;
+        next.private = st.private;
+        next.todo = st.todo.into_iter().collect();
+        next.current = st.current;
+        next.rounds = st.rounds;
+        next.counts = st.counts;
+        next.queries = st.queries;
+        next.open = OpenQuery::from_entries(st.open);
+        next.work = st.work;
+        if st.fitted {
+            let warm = match &st.fit_warm {
+                Some(rows) => {
+                    let c = rows.first().map_or(0, Vec::len);
+                    if rows.iter().any(|r| r.len() != c) {
+                        return Err(Error::invalid("snapshot.fit_warm", "ragged rows"));
+                    }
+                    Some(Mat::from_fn(rows.len(), c, |i, j| rows[i][j]))
+                }
+                None => None,
+            };
+            next.refit_from(warm)?;
+        }
+        *self = next;
+        Ok(())
     }
 
     /// The welfare's mean and sd (module doc, Beliefs); `None` before the first fit.
