@@ -27,12 +27,15 @@ pub mod nonfinite {
     enum Num {
         N(f64),
         S(String),
+        Null(()),
     }
 
-    /// Read one value.
+    /// Read one value: a number, `"NaN"`, `"inf"`, `"-inf"`, or `null` (NaN, as plain
+    /// serde_json writes a NaN; fields written that way can still be read back).
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         match Num::deserialize(d)? {
             Num::N(v) => Ok(v),
+            Num::Null(()) => Ok(f64::NAN),
             Num::S(s) => match s.as_str() {
                 "NaN" => Ok(f64::NAN),
                 "inf" => Ok(f64::INFINITY),
@@ -116,6 +119,9 @@ mod tests {
         assert!(back.a.is_nan());
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&back.v), bits(&t.v));
+        // `null` (how serde_json writes a NaN by default) reads back as NaN.
+        let n: T = serde_json::from_str(r#"{"a": null, "v": [null, 1.5]}"#).unwrap();
+        assert!(n.a.is_nan() && n.v[0].is_nan() && n.v[1] == 1.5);
         let e = serde_json::from_str::<T>(r#"{"a": "nan?", "v": []}"#).unwrap_err();
         assert!(e.to_string().contains("\"nan?\""), "{e}");
     }

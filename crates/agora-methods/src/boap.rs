@@ -211,9 +211,11 @@ pub struct BoapRecord {
     pub y: Option<f64>,
     /// The arm pulled.
     pub arm: Arm,
-    /// Arm-𝔥's selection score (NaN when not computed).
+    /// Arm-𝔥's selection score (NaN when not computed; written as `null`).
+    #[serde(deserialize_with = "agora_core::snapshot::nonfinite::deserialize")]
     pub score_human: f64,
-    /// Arm-𝔣's selection score (NaN when not computed).
+    /// Arm-𝔣's selection score (NaN when not computed; written as `null`).
+    #[serde(deserialize_with = "agora_core::snapshot::nonfinite::deserialize")]
     pub score_control: f64,
     /// Wall seconds of the proposal.
     pub seconds: f64,
@@ -233,7 +235,7 @@ struct Proposal {
 }
 
 /// What a queued or open BOAP query asks.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Pending {
     /// Evaluate this design (unit cube or pool features).
     Evaluate(Vec<f64>),
@@ -976,6 +978,77 @@ impl Strategy for Boap {
     fn n_answered(&self) -> usize {
         self.queries as usize
     }
+
+    fn snapshot(&self) -> Result<Option<serde_json::Value>> {
+        let st = BoapState {
+            x: self.x.clone(),
+            ids: self.ids.clone(),
+            y: self.y.clone(),
+            prefs: self.prefs.clone(),
+            queue: self.queue.iter().cloned().collect(),
+            records: self.records.clone(),
+            queries: self.queries,
+            open: self.open.entries().to_vec(),
+            rank_warm: self.rank_warm.clone(),
+            evaluated_rows: self.evaluated_rows.clone(),
+        };
+        crate::snapshot::write(&self.name(), BOAP_STATE_FORMAT, &st)
+    }
+
+    fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
+        let st: BoapState = crate::snapshot::read(&self.name(), BOAP_STATE_FORMAT, state)?;
+        if self.queries != 0 || !self.x.is_empty() {
+            return Err(Error::State(
+                "restore a snapshot onto a freshly built strategy".into(),
+            ));
+        }
+        let m = st.x.len();
+        if st.ids.len() != m
+            || st.evaluated_rows.len() != self.evaluated_rows.len()
+            || st.prefs.len() != self.prefs.len()
+            || st.rank_warm.len() != self.rank_warm.len()
+            || st
+                .prefs
+                .iter()
+                .flatten()
+                .any(|c| c.winner >= m || c.loser >= m)
+        {
+            return Err(Error::invalid(
+                "snapshot",
+                "its designs, comparisons and properties do not fit this study",
+            ));
+        }
+        agora_core::check_finite_slice("snapshot.y", &st.y)?;
+        self.x = st.x;
+        self.ids = st.ids;
+        self.y = st.y;
+        self.prefs = st.prefs;
+        self.queue = st.queue.into_iter().collect();
+        self.records = st.records;
+        self.queries = st.queries;
+        self.open = OpenQuery::from_entries(st.open);
+        self.rank_warm = st.rank_warm;
+        self.evaluated_rows = st.evaluated_rows;
+        Ok(())
+    }
+}
+
+/// The format of [`Boap`]'s snapshots.
+const BOAP_STATE_FORMAT: u32 = 1;
+
+/// [`Boap`]'s state as plain data (its models are fitted when it asks, from these).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct BoapState {
+    x: Vec<Vec<f64>>,
+    ids: Vec<Point>,
+    y: Vec<f64>,
+    prefs: Vec<Vec<Comparison>>,
+    queue: Vec<Pending>,
+    records: Vec<BoapRecord>,
+    queries: u64,
+    open: Vec<(Query, Pending)>,
+    rank_warm: Vec<Option<Vec<f64>>>,
+    evaluated_rows: Vec<bool>,
 }
 
 #[cfg(test)]

@@ -410,11 +410,6 @@ fn parallel(case: &Case, recorded: &[(Query, Answer)]) {
 /// method that starts keeping them is removed here; the test fails until it is.
 const REPLAY_ONLY: &[&str] = &[
     "cbo",
-    "boap-ts",
-    "boap-ei",
-    "boap",
-    "boap-fd",
-    "boap-oa",
     "dsbo",
     "gp-ucb-full",
     "uniform",
