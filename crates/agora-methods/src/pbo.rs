@@ -114,8 +114,6 @@ const PBO_STATE_FORMAT: u32 = 1;
 /// deterministic), at the cost of one fit instead of one per answer.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PboState {
-    method: String,
-    format: u32,
     points: Vec<Vec<f64>>,
     comps: Vec<Comparison>,
     raters: Vec<Option<String>>,
@@ -239,8 +237,6 @@ impl Pbo {
     /// The state as plain data ([`PboState`]).
     pub(crate) fn state(&self) -> PboState {
         PboState {
-            method: self.name(),
-            format: PBO_STATE_FORMAT,
             points: self.points.clone(),
             comps: self.comps.clone(),
             raters: self.raters.clone(),
@@ -255,17 +251,6 @@ impl Pbo {
     /// Install a [`Pbo::state`] on a freshly built `Pbo` (same method, settings, seed),
     /// refitting the model from the stored warm start. Errors leave `self` unchanged.
     pub(crate) fn restore_state(&mut self, st: PboState) -> Result<()> {
-        if st.method != self.name() || st.format != PBO_STATE_FORMAT {
-            return Err(Error::invalid(
-                "snapshot",
-                format!(
-                    "a snapshot of `{}` format {}; this is `{}` format {PBO_STATE_FORMAT}",
-                    st.method,
-                    st.format,
-                    self.name()
-                ),
-            ));
-        }
         if self.answered != 0 || !self.points.is_empty() {
             return Err(Error::State(
                 "restore a snapshot onto a freshly built strategy".into(),
@@ -434,14 +419,11 @@ impl Strategy for Pbo {
     }
 
     fn snapshot(&self) -> Result<Option<serde_json::Value>> {
-        serde_json::to_value(self.state())
-            .map(Some)
-            .map_err(|e| Error::State(format!("cannot write the snapshot: {e}")))
+        crate::snapshot::write(&self.name(), PBO_STATE_FORMAT, &self.state())
     }
 
     fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
-        let st = <PboState as serde::Deserialize>::deserialize(state)
-            .map_err(|e| Error::invalid("snapshot", e.to_string()))?;
+        let st = crate::snapshot::read(&self.name(), PBO_STATE_FORMAT, state)?;
         self.restore_state(st)
     }
 }

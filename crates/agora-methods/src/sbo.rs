@@ -52,8 +52,6 @@ const SBO_STATE_FORMAT: u32 = 1;
 /// space, settings and seed come from the method's definition).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct SboState {
-    method: String,
-    format: u32,
     /// The RBF lengthscale in use (cross-validation may have changed it).
     #[serde(with = "nonfinite")]
     lengthscale: f64,
@@ -717,8 +715,6 @@ impl Strategy for Sbo {
 
     fn snapshot(&self) -> Result<Option<serde_json::Value>> {
         let st = SboState {
-            method: self.name(),
-            format: SBO_STATE_FORMAT,
             lengthscale: self.cfg.lengthscale,
             model: self.model.state(),
             init_done: self.init_done,
@@ -730,25 +726,11 @@ impl Strategy for Sbo {
             open: self.open.entries().to_vec(),
             work: self.work,
         };
-        serde_json::to_value(&st)
-            .map(Some)
-            .map_err(|e| Error::State(format!("cannot write the snapshot: {e}")))
+        crate::snapshot::write(&self.name(), SBO_STATE_FORMAT, &st)
     }
 
     fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
-        let st =
-            SboState::deserialize(state).map_err(|e| Error::invalid("snapshot", e.to_string()))?;
-        if st.method != self.name() || st.format != SBO_STATE_FORMAT {
-            return Err(Error::invalid(
-                "snapshot",
-                format!(
-                    "a snapshot of `{}` format {}; this is `{}` format {SBO_STATE_FORMAT}",
-                    st.method,
-                    st.format,
-                    self.name()
-                ),
-            ));
-        }
+        let st: SboState = crate::snapshot::read(&self.name(), SBO_STATE_FORMAT, state)?;
         if self.queries != 0 || self.model.m() != 0 || st.init_done > self.init.len() {
             return Err(Error::State(
                 "restore a snapshot onto a freshly built strategy".into(),
