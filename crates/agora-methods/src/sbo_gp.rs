@@ -153,11 +153,30 @@ pub struct SboGpRound {
     /// Whether a private rating was asked at it.
     pub private: bool,
     /// `(w_B, w_v)` of the private-rating rule (SBO-GP; zeros otherwise).
+    #[serde(with = "widths_serde")]
     pub widths: (f64, f64),
     /// `Â` row-major after the round (SBO-GP).
     pub graph: Vec<f64>,
     /// Wall seconds of the round's model work.
+    #[serde(with = "agora_core::snapshot::nonfinite")]
     pub seconds: f64,
+}
+
+/// [`SboGpRound::widths`] with NaN and infinities kept.
+mod widths_serde {
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(w: &(f64, f64), s: S) -> Result<S::Ok, S::Error> {
+        agora_core::snapshot::nonfinite_vec::serialize(&[w.0, w.1], s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<(f64, f64), D::Error> {
+        let v = agora_core::snapshot::nonfinite_vec::deserialize(d)?;
+        match v.as_slice() {
+            [a, b] => Ok((*a, *b)),
+            _ => Err(serde::de::Error::invalid_length(v.len(), &"two widths")),
+        }
+    }
 }
 
 /// Ratings on one channel: options (unit cube) and one value per agent.

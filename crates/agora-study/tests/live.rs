@@ -754,3 +754,53 @@ fn a_social_bo_study_opens_from_its_snapshot_exactly_as_from_its_whole_log() {
         assert_eq!(replayed_fresh.pending(), from_snapshot.pending());
     }
 }
+
+/// A snapshot that passes every check but holds a wrong state (here: a pairs study's model
+/// refitted from another warm start) shows itself when the log's tail is replayed onto it:
+/// the study then opens by replaying the whole log, with a note, and asks what a full replay
+/// asks.
+#[test]
+fn a_wrong_snapshot_found_by_its_tail_falls_back_to_the_whole_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.db");
+    let store = || -> Arc<dyn Store> { Arc::new(SqliteStore::open(&path).unwrap()) };
+    let mut s = LiveStudy::create(
+        store(),
+        spec("p", MethodSpec::from_knobs("pairs", &[]).unwrap(), &["ann"]),
+    )
+    .unwrap();
+    for _ in 0..9 {
+        let a = simulated_answer(&s);
+        s.tell(&Actor::Owner, a).unwrap();
+    }
+    let want = s.pending().cloned();
+    drop(s);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    // Keep only the older snapshot (one round behind: the last round is its tail) and
+    // change its model's warm start, with a checksum that matches.
+    conn.execute_batch("DELETE FROM snapshots WHERE seq = (SELECT MAX(seq) FROM snapshots)")
+        .unwrap();
+    let body: String = conn
+        .query_row("SELECT body FROM snapshots", [], |r| r.get(0))
+        .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let warm = &mut v["strategy"]["state"]["fit_warm"];
+    assert!(warm.is_array(), "a fitted model has a warm start: {warm}");
+    *warm = serde_json::json!([0.3, -1.0, -1.0]);
+    let body = serde_json::to_string(&v).unwrap();
+    let sum = agora_core::snapshot::fnv1a(body.as_bytes()) as i64;
+    conn.execute(
+        "UPDATE snapshots SET body = ?1, checksum = ?2",
+        rusqlite::params![body, sum],
+    )
+    .unwrap();
+    drop(conn);
+    let s = LiveStudy::open(store(), "p").unwrap();
+    let note = s.snapshot_note().unwrap_or_default().to_string();
+    assert!(
+        note.contains("tail did not replay") && note.contains("whole log was replayed"),
+        "{note}"
+    );
+    assert_eq!(s.restored_from(), None);
+    assert_eq!(s.pending().cloned(), want);
+}

@@ -260,9 +260,9 @@ struct SnapshotBody {
     recommended: Option<Recommended>,
 }
 
-/// The agora build that writes and reads snapshots: the git commit it was built from
-/// (empty outside a git checkout: then snapshots are neither written nor used).
-const BUILD_COMMIT: &str = env!("AGORA_BUILD_COMMIT");
+/// The agora build that writes and reads snapshots: a hash of the workspace's sources,
+/// manifests, lock file and compiler version (`crates/agora-study/build.rs`).
+const BUILD_ID: &str = env!("AGORA_BUILD_ID");
 
 /// A snapshot is written once this many answers were applied since the last one (when the
 /// next query has been stored, so that it holds the open query and opening asks nothing).
@@ -328,15 +328,23 @@ impl LiveStudy {
     /// log.
     fn resume(store: Arc<dyn Store>, stored: StoredStudy) -> StudyResult<LiveStudy> {
         let mut s = LiveStudy::from_stored(store.clone(), stored.clone())?;
-        match s.restore_snapshot() {
-            Ok(_) => {}
-            Err(reason) => {
-                s = LiveStudy::from_stored(store, stored)?;
-                s.snapshot_note = Some(format!(
-                    "the stored snapshot was not used ({reason}); the whole log was replayed"
-                ));
+        let reason = match s.restore_snapshot() {
+            Ok(false) => {
+                s.sync()?;
+                return Ok(s);
             }
-        }
+            // The log's tail must replay onto the restored state; if it does not, the
+            // snapshot was wrong: replay the whole log instead.
+            Ok(true) => match s.sync() {
+                Ok(()) => return Ok(s),
+                Err(e) => format!("the log's tail did not replay onto it: {e}"),
+            },
+            Err(reason) => reason,
+        };
+        let mut s = LiveStudy::from_stored(store, stored)?;
+        s.snapshot_note = Some(format!(
+            "the stored snapshot was not used ({reason}); the whole log was replayed"
+        ));
         s.sync()?;
         Ok(s)
     }
@@ -345,9 +353,6 @@ impl LiveStudy {
     /// when there is none to use, `Err` (the reason) when one was refused: then `self` is
     /// in an undefined state and must be rebuilt.
     fn restore_snapshot(&mut self) -> Result<bool, String> {
-        if BUILD_COMMIT.is_empty() {
-            return Ok(false);
-        }
         let name = self.stored.spec.name.clone();
         let Some(snap) = self
             .store
@@ -356,9 +361,9 @@ impl LiveStudy {
         else {
             return Ok(false);
         };
-        if snap.build != BUILD_COMMIT {
+        if snap.build != BUILD_ID {
             return Err(format!(
-                "written by agora build {}, this is {BUILD_COMMIT}",
+                "written by agora build {}, this is {BUILD_ID}",
                 snap.build
             ));
         }
@@ -446,15 +451,17 @@ impl LiveStudy {
     /// came since the last one and the strategy keeps snapshots. A snapshot that cannot be
     /// taken, verified or stored is skipped with a note; the study goes on.
     fn write_snapshot(&mut self) {
-        if BUILD_COMMIT.is_empty()
-            || self.answers.is_empty()
+        if self.answers.is_empty()
             || self.answers.len() < self.snapshot_answers + SNAPSHOT_EVERY_ANSWERS
             || !self.held.is_empty()
         {
             return;
         }
         match self.take_snapshot() {
-            Ok(true) => self.snapshot_answers = self.answers.len(),
+            Ok(true) => {
+                self.snapshot_answers = self.answers.len();
+                self.snapshot_note = None;
+            }
             Ok(false) => {}
             Err(e) => self.snapshot_note = Some(format!("no snapshot written: {e}")),
         }
@@ -486,7 +493,7 @@ impl LiveStudy {
         .map_err(|e| e.to_string())?;
         let snap = StoredSnapshot {
             seq: self.next_seq,
-            build: BUILD_COMMIT.to_string(),
+            build: BUILD_ID.to_string(),
             log_hash: self.log_hash,
             checksum: fnv1a(body.as_bytes()),
             body,
