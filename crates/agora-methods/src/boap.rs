@@ -998,9 +998,7 @@ impl Strategy for Boap {
     fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
         let st: BoapState = crate::snapshot::read(&self.name(), BOAP_STATE_FORMAT, state)?;
         if self.queries != 0 || !self.x.is_empty() {
-            return Err(Error::State(
-                "restore a snapshot onto a freshly built strategy".into(),
-            ));
+            return Err(crate::snapshot::not_fresh());
         }
         let m = st.x.len();
         if st.ids.len() != m

@@ -388,9 +388,7 @@ impl Strategy for Hpbo {
     fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
         let st: HpboState = crate::snapshot::read(&self.name(), HPBO_STATE_FORMAT, state)?;
         if self.answered != 0 || !self.winners.is_empty() {
-            return Err(Error::State(
-                "restore a snapshot onto a freshly built strategy".into(),
-            ));
+            return Err(crate::snapshot::not_fresh());
         }
         let d = self.space.dim();
         if st.winners.len() != st.losers.len()

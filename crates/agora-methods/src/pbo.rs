@@ -252,9 +252,7 @@ impl Pbo {
     /// refitting the model from the stored warm start. Errors leave `self` unchanged.
     pub(crate) fn restore_state(&mut self, st: PboState) -> Result<()> {
         if self.answered != 0 || !self.points.is_empty() {
-            return Err(Error::State(
-                "restore a snapshot onto a freshly built strategy".into(),
-            ));
+            return Err(crate::snapshot::not_fresh());
         }
         let d = self.space.dim();
         let m = st.points.len();

@@ -732,9 +732,7 @@ impl Strategy for Sbo {
     fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
         let st: SboState = crate::snapshot::read(&self.name(), SBO_STATE_FORMAT, state)?;
         if self.queries != 0 || self.model.m() != 0 || st.init_done > self.init.len() {
-            return Err(Error::State(
-                "restore a snapshot onto a freshly built strategy".into(),
-            ));
+            return Err(crate::snapshot::not_fresh());
         }
         let mut next = self.clone();
         if st.lengthscale.to_bits() != next.cfg.lengthscale.to_bits() {

@@ -718,9 +718,7 @@ impl Strategy for SboGp {
     fn restore(&mut self, state: &serde_json::Value) -> Result<()> {
         let st: SboGpState = crate::snapshot::read(&self.name(), SBO_GP_STATE_FORMAT, state)?;
         if self.queries != 0 || st.init_left > self.init.len() {
-            return Err(Error::State(
-                "restore a snapshot onto a freshly built strategy".into(),
-            ));
+            return Err(crate::snapshot::not_fresh());
         }
         let (d, n) = (self.space.dim(), self.cfg.agents);
         for r in [&st.public, &st.private] {

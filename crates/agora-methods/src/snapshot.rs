@@ -29,3 +29,8 @@ pub(crate) fn read<T: DeserializeOwned>(method: &str, format: u32, snapshot: &Va
     }
     T::deserialize(&snapshot["state"]).map_err(|e| Error::invalid("snapshot", e.to_string()))
 }
+
+/// The error of restoring onto a strategy that has already asked or been told something.
+pub(crate) fn not_fresh() -> Error {
+    Error::State("restore a snapshot onto a freshly built strategy".into())
+}
