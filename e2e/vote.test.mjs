@@ -6,7 +6,8 @@
 // facilitator's view shows a recommendation. Checked on the way: the facilitator's view
 // updates live as people vote, a participant can change a vote, the facilitator can close
 // a round, and no participant's page ever receives or shows another participant's private
-// vote. Screenshots of both views go to $AGORA_E2E_OUT (target/e2e).
+// vote; the studies index (admin token) lists the meeting with its state and links.
+// Screenshots of every view go to $AGORA_E2E_OUT (target/e2e).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -285,6 +286,28 @@ test('a facilitator and three participants vote publicly and privately to a reco
     }, null, { timeout: WAIT });
     await fac.screenshot({ path: join(OUT, 'facilitator.png'), fullPage: true });
     log('screenshot facilitator.png');
+    // The studies index (the server's admin token): the meeting's row, its state and its
+    // links; the study's name opens the facilitator's view. A wrong token is told so.
+    const admin = await facCtx.newPage();
+    admin.on('pageerror', (e) => problems.push(`admin: page error: ${e.message}`));
+    await admin.goto(`${BASE}/?token=${ADMIN}`);
+    const row = admin.locator(`#studies tr[data-study="${STUDY}"]`);
+    await row.waitFor({ timeout: WAIT });
+    const after = (await api(`/api/studies/${STUDY}`, FAC)).json.status;
+    assert.equal(await row.locator('td').nth(2).textContent(), String(after.answered));
+    assert.match(await row.locator('[data-testid=state]').textContent(), /^question \d+ open: \d of 3 voted$/);
+    for (const person of PEOPLE) {
+      const href = await row.locator(`a[data-participant="${person}"]`).getAttribute('href');
+      assert.equal(new URL(href, BASE).href, new URL(link(TOK[person])).href, `${person}'s link in the index`);
+    }
+    await admin.screenshot({ path: join(OUT, 'index.png'), fullPage: true });
+    log('screenshot index.png');
+    await row.getByRole('link', { name: STUDY }).click();
+    await admin.waitForSelector('[data-role=facilitator]', { timeout: WAIT });
+    assert.equal(new URL(admin.url()).searchParams.get('token'), FAC);
+    await admin.goto(`${BASE}/?token=not-the-admin`);
+    await admin.getByRole('heading', { name: 'Cannot list the studies' }).waitFor({ timeout: WAIT });
+    await admin.close();
     for (const s of ['participant-public', 'participant-private']) assert.ok(shots.has(s), `screenshot ${s} taken`);
     assert.deepEqual(privateLeaks, [], 'no participant page received another participant\'s private vote');
     assert.deepEqual(problems, [], 'no script errors on the pages');

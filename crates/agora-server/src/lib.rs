@@ -19,7 +19,8 @@
 //! else's private vote) and one token per participant (their own ballots; public
 //! information). Tokens travel as `Authorization: Bearer …` or `?token=…` (for links and
 //! for the browser's `EventSource`). Creating studies over HTTP needs the server's admin
-//! token. Private ballots are written only with their participant's token and read only
+//! token, and so does the studies index (`GET /api/studies`: every study's state and
+//! links). Private ballots are written only with their participant's token and read only
 //! with the facilitator's.
 //!
 //! **Errors** are JSON: `{"error": {"code": …, "message": …}}` with 400 (bad input: the
@@ -796,6 +797,75 @@ async fn stream(State(state): State<AppState>, ctx: Ctx) -> Result<Response, Api
     Ok(Sse::new(s).keep_alive(KeepAlive::default()).into_response())
 }
 
+/// Refuse (401) a request without the server's admin token; `what` names the operation.
+fn admin_only(
+    state: &AppState,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    what: &str,
+) -> Result<(), ApiError> {
+    let q = TokenQuery::parse(uri.query());
+    let ok = match (&state.inner.admin_token, token_of(headers, &q)) {
+        (Some(admin), Some(t)) => admin.len() == t.len() && admin.as_bytes() == t.as_bytes(),
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    let how = if state.inner.admin_token.is_some() {
+        "printed by `agora serve`"
+    } else {
+        "this server has none: start it with `agora serve --admin-token TOKEN`"
+    };
+    Err(ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        format!("{what} needs the server's admin token ({how})"),
+    ))
+}
+
+/// The page's link for `token` on `study` (relative to the server).
+fn page_link(study: &str, token: &str) -> String {
+    format!("/?study={study}&token={token}")
+}
+
+/// `GET /api/studies`: every study with its state and links (admin token).
+async fn index(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+) -> Result<Response, ApiError> {
+    admin_only(&state, &headers, &uri, "the studies index")?;
+    let store = state.store();
+    let rows = tokio::task::spawn_blocking(move || {
+        let mut rows = Vec::new();
+        for name in store.list()? {
+            let summary = agora_study::live::summarize(store.as_ref(), &name)?;
+            let stored = store.study(&name)?;
+            let participants: serde_json::Map<String, serde_json::Value> = stored
+                .spec
+                .participants
+                .iter()
+                .zip(&stored.participant_tokens)
+                .map(|(p, t)| (p.clone(), page_link(&name, t).into()))
+                .collect();
+            let mut row = serde_json::to_value(&summary)
+                .map_err(|e| StoreError::Corrupt(format!("study `{name}`: {e}")))?;
+            row["state"] = summary.state().into();
+            row["links"] = json!({
+                "facilitator": page_link(&name, &stored.facilitator_token),
+                "participants": participants,
+            });
+            rows.push(row);
+        }
+        Ok::<_, StoreError>(rows)
+    })
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))?
+    .map_err(|e| ApiError::from(StudyError::from(e)))?;
+    Ok(axum::Json(json!({ "studies": rows })).into_response())
+}
+
 async fn create(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -803,18 +873,7 @@ async fn create(
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body_ok(body)?;
-    let q = TokenQuery::parse(uri.query());
-    let ok = match (&state.inner.admin_token, token_of(&headers, &q)) {
-        (Some(admin), Some(t)) => admin.len() == t.len() && admin.as_bytes() == t.as_bytes(),
-        _ => false,
-    };
-    if !ok {
-        return Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "creating a study needs the server's admin token (printed by `agora serve`)",
-        ));
-    }
+    admin_only(&state, &headers, &uri, "creating a study")?;
     let spec: StudySpec = parse_body(&body)?;
     let st = state.clone();
     let stored = tokio::task::spawn_blocking(move || st.create_study(spec))
@@ -877,7 +936,7 @@ pub fn router(state: AppState) -> Router {
             "/api/openapi.json",
             get(|| async { page(OPENAPI, "application/json") }),
         )
-        .route("/api/studies", post(create))
+        .route("/api/studies", post(create).get(index))
         .route("/api/studies/{name}", get(status))
         .route("/api/studies/{name}/query", get(pending))
         .route("/api/studies/{name}/best", get(best))

@@ -238,6 +238,94 @@ async fn private_votes_cannot_be_forged_or_read_without_the_right_token() {
     );
 }
 
+/// The token of a page link `/?study=NAME&token=TOKEN`.
+fn link_token(link: &Value) -> String {
+    let l = link.as_str().unwrap();
+    l.split("&token=").nth(1).unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_studies_index_needs_the_admin_token_and_follows_each_study() {
+    let state = state();
+    // Only the admin token lists studies: none, a study's own token or a wrong one is 401.
+    let (s, _) = call(&state, "GET", "/api/studies", Some("admin-secret"), None).await;
+    assert_eq!(s, StatusCode::OK);
+    let st = social(&state);
+    for t in [
+        None,
+        Some(st.facilitator_token.as_str()),
+        Some("admin-secreT"),
+    ] {
+        let (s, v) = call(&state, "GET", "/api/studies", t, None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{t:?}: {v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("admin token"),
+            "{v}"
+        );
+    }
+    let list = |state: AppState| async move {
+        let (s, v) = call(&state, "GET", "/api/studies?token=admin-secret", None, None).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        v["studies"].as_array().unwrap().clone()
+    };
+    let rows = list(state.clone()).await;
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(row["name"], "meet");
+    assert_eq!(row["method"], "social");
+    assert_eq!(row["answered"], 0);
+    // Creating a study asks its first question.
+    assert_eq!(row["state"], "question 0 open: 0 of 3 voted");
+    // The links carry the study's own tokens, in the participants' order.
+    assert_eq!(
+        link_token(&row["links"]["facilitator"]),
+        st.facilitator_token
+    );
+    for (p, t) in ["ann", "bob", "cy"].iter().zip(&st.participant_tokens) {
+        assert_eq!(&link_token(&row["links"]["participants"][p]), t);
+    }
+    // A question asked and two of three votes in: the index says so, as the status does.
+    let (_, q) = call(
+        &state,
+        "GET",
+        "/api/studies/meet/query",
+        Some(&st.facilitator_token),
+        None,
+    )
+    .await;
+    let qid = q["pending"]["query_id"].as_u64().unwrap();
+    for t in &st.participant_tokens[..2] {
+        let (s, v) = call(
+            &state,
+            "POST",
+            "/api/studies/meet/ballot",
+            Some(t),
+            Some(vote(qid, Some(0))),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+    }
+    let row = list(state.clone()).await[0].clone();
+    assert_eq!(row["state"], format!("question {qid} open: 2 of 3 voted"));
+    assert_eq!(row["open"][0]["voted"], json!(["ann", "bob"]));
+    vote_round(&state, &st).await;
+    let row = list(state.clone()).await[0].clone();
+    let (_, status) = call(
+        &state,
+        "GET",
+        "/api/studies/meet",
+        Some(&st.facilitator_token),
+        None,
+    )
+    .await;
+    assert_eq!(row["answered"], status["status"]["answered"]);
+    assert_eq!(row["events"], status["seq"]);
+    assert!(row["answered"].as_u64().unwrap() >= 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_are_structured_and_name_the_field() {
     let state = state();

@@ -1,6 +1,7 @@
 // agora's web page: the facilitator's view of a meeting and a participant's voting view.
 // Plain JavaScript, no framework, nothing loaded from elsewhere. The page is opened as
-// /?study=NAME&token=TOKEN; the token decides the role (the API says which).
+// /?study=NAME&token=TOKEN; the token decides the role (the API says which). Opened as
+// /?token=ADMIN_TOKEN (the server's admin token, no study) it lists every study with its links.
 'use strict';
 (function () {
   var params = new URLSearchParams(location.search);
@@ -633,7 +634,85 @@
     setLive('', '');
   }
 
+  // ---- the studies index (the server's admin token, no study) ---------------------------
+
+  function ago(ms) {
+    var s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+    if (s < 60) return s + ' s ago';
+    if (s < 3600) return Math.round(s / 60) + ' min ago';
+    if (s < 86400) return Math.round(s / 3600) + ' h ago';
+    return new Date(ms).toISOString().slice(0, 10);
+  }
+
+  function indexRow(st) {
+    var people = Object.keys(st.links.participants);
+    return h('tr', { 'data-study': st.name },
+      h('th', { scope: 'row' },
+        h('a', { href: st.links.facilitator, class: 'study-link' }, st.name),
+        st.description ? h('div', { class: 'muted small' }, st.description) : null),
+      h('td', null, st.method),
+      h('td', { 'data-testid': 'state' }, st.state),
+      h('td', null, String(st.answered)),
+      h('td', null, h('time', { datetime: new Date(st.last_activity_ms).toISOString() }, ago(st.last_activity_ms))),
+      h('td', null, people.length === 0 ? h('span', { class: 'muted' }, '—') :
+        h('ul', { class: 'links' }, people.map(function (p) {
+          return h('li', null, h('a', { href: st.links.participants[p], 'data-participant': p }, p));
+        }))));
+  }
+
+  function indexView(list) {
+    var body = list.studies.length === 0
+      ? h('p', { class: 'muted' }, 'No studies yet: create one with ', h('code', null, 'agora study create'),
+        ' or POST /api/studies.')
+      : h('table', { class: 'index', id: 'studies' },
+        h('thead', null, h('tr', null,
+          ['Study (facilitator link)', 'Method', 'State', 'Answered', 'Last activity', 'Participant links']
+            .map(function (t) { return h('th', { scope: 'col' }, t); }))),
+        h('tbody', null, list.studies.map(indexRow)));
+    return h('div', { class: 'view index', 'data-role': 'admin' },
+      h('section', { class: 'intro' },
+        h('p', { class: 'eyebrow' }, 'Server admin'),
+        h('h1', null, 'Studies'),
+        h('p', { class: 'muted' }, 'Every study on this server and where it stands; the list refreshes itself. ' +
+          'The study’s name opens the facilitator’s view; each participant’s name is their voting link.')),
+      h('section', { class: 'card' }, body));
+  }
+
+  function showIndex() {
+    var init = { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store' };
+    return fetch('/api/studies', init).then(function (res) {
+      return res.json().then(function (json) {
+        if (!res.ok) {
+          var e = new Error(json && json.error ? json.error.message : 'The server answered ' + res.status + '.');
+          e.status = res.status;
+          throw e;
+        }
+        return json;
+      });
+    }).then(function (list) {
+      var next = indexView(list);
+      if (app.firstElementChild && app.firstElementChild.classList.contains('index')) morph(app.firstElementChild, next);
+      else app.replaceChildren(next);
+      setLive('', '');
+    }, function (e) {
+      if (e.status === 401) {
+        app.replaceChildren(h('section', { class: 'card' },
+          h('h1', null, 'Cannot list the studies'),
+          h('p', { class: 'error', role: 'alert' }, e.message),
+          h('p', null, 'A study’s link has the form ', h('code', null, location.origin + '/?study=NAME&token=TOKEN'),
+            '; the list of studies needs the server’s admin token: ', h('code', null, '/?token=ADMIN_TOKEN'), '.')));
+      } else {
+        setLive('Offline: retrying…', 'off');
+      }
+    });
+  }
+
   function start() {
+    if (token && !study) {
+      showIndex();
+      setInterval(showIndex, 5000);
+      return;
+    }
     if (!study || !token) {
       app.replaceChildren(h('section', { class: 'card' },
         h('h1', null, 'Welcome to agora'),

@@ -23,8 +23,9 @@ pub struct ServeArgs {
     /// Milliseconds between the simulated colleagues' ballots (with --demo).
     #[arg(long, default_value_t = 1500)]
     bot_delay_ms: u64,
-    /// Token that allows creating studies over HTTP (POST /api/studies); default: a fresh
-    /// random one, printed at start.
+    /// Token that allows creating studies over HTTP (POST /api/studies) and listing them
+    /// with their links (GET /api/studies, and the page at /?token=TOKEN); default: a
+    /// fresh random one, printed at start.
     #[arg(long, env = "AGORA_ADMIN_TOKEN")]
     admin_token: Option<String>,
 }
@@ -42,6 +43,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     println!("agora serve: {storage} on {base}");
     println!("  API description: {base}/api/openapi.json");
     println!("  admin token (create studies over HTTP): {admin}");
+    println!("  every study, with its links: {base}/?token={admin}");
     if args.demo {
         use agora_server::demo::{DEMO_STUDY, demo_spec};
         let stored = match state.store().study(DEMO_STUDY) {

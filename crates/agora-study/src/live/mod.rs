@@ -1,14 +1,16 @@
 //! Studies with real people: a durable event log per study ([`store`]: SQLite or
 //! PostgreSQL, named by a storage URL), the study's fixed definition ([`spec`]), the
 //! operations the CLI and the server share ([`study`]), answers in the shapes people give
-//! them ([`reply`]), and the facilitator's figure ([`plot`]).
+//! them ([`reply`]), the facilitator's figure ([`plot`]) and the studies index ([`index`]).
 
+pub mod index;
 pub mod plot;
 pub mod reply;
 pub mod spec;
 pub mod store;
 pub mod study;
 
+pub use index::{OpenQuerySummary, StudySummary, summarize, summarize_all};
 pub use reply::{Input, Names, Pick, Reply, ReplyContext, Submission, letter, submission};
 pub use spec::{METHOD_NAMES, MethodSpec, StudySpec};
 pub use store::{

@@ -4,9 +4,7 @@
 use super::CreateArgs;
 use super::show::print_pending;
 use agora_core::{Error, Param, Space};
-use agora_study::live::{
-    Actor, EventKind, LiveStudy, MethodSpec, StorageUrl, StoreError, StudySpec, iso_utc,
-};
+use agora_study::live::{Actor, LiveStudy, MethodSpec, StorageUrl, StoreError, StudySpec, iso_utc};
 use anyhow::{Context, Result, bail};
 use std::io::Write;
 use std::path::Path;
@@ -98,26 +96,24 @@ pub(super) fn list(url: &StorageUrl, out: &mut impl Write) -> Result<()> {
         }
         r => r.with_context(|| format!("opening the study store `{url}`"))?,
     };
-    let names = store.list()?;
-    if names.is_empty() {
+    let studies = agora_study::live::summarize_all(store.as_ref())?;
+    if studies.is_empty() {
         writeln!(out, "no studies yet in `{url}`")?;
     }
-    for name in names {
-        let s = store.study(&name)?;
-        let events = store.events(&name, 0)?;
-        let answered = events
-            .iter()
-            .filter(|e| matches!(e.kind, EventKind::Answered { .. }))
-            .count();
+    for s in studies {
         writeln!(
             out,
-            "{name}  {}  created {}  {answered} answered  participants: {}",
-            s.spec.method.name(),
+            "{}  {}  created {}  {} answered  {}  last activity {}  participants: {}",
+            s.name,
+            s.method,
             iso_utc(s.created_ms),
-            if s.spec.participants.is_empty() {
+            s.answered,
+            s.state(),
+            iso_utc(s.last_activity_ms),
+            if s.participants.is_empty() {
                 "-".to_string()
             } else {
-                s.spec.participants.join(", ")
+                s.participants.join(", ")
             }
         )?;
     }
