@@ -6,7 +6,8 @@
 // facilitator's view shows a recommendation. Checked on the way: the facilitator's view
 // updates live as people vote, a participant can change a vote, the facilitator can close
 // a round, and no participant's page ever receives or shows another participant's private
-// vote; the studies index (admin token) lists the meeting with its state and links.
+// vote; the studies index (admin token) lists the meeting with its state and links; a
+// round with a time limit counts down on both views and closes by itself.
 // Screenshots of every view go to $AGORA_E2E_OUT (target/e2e).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -308,6 +309,46 @@ test('a facilitator and three participants vote publicly and privately to a reco
     await admin.goto(`${BASE}/?token=not-the-admin`);
     await admin.getByRole('heading', { name: 'Cannot list the studies' }).waitFor({ timeout: WAIT });
     await admin.close();
+    // A round with a time limit: both views count down, and the round closes by itself
+    // (missing votes as can't tell) with nobody pressing anything.
+    const timed = await api('/api/studies', ADMIN, {
+      name: 'e2e-timed',
+      description: 'A round with a time limit',
+      space: { kind: 'box', params: [{ type: 'real', name: 'temperature', lo: 15, hi: 35 }] },
+      method: { name: 'group-pairs' },
+      participants: PEOPLE,
+      round_seconds: 4,
+    });
+    assert.equal(timed.status, 201, `creating the timed study: ${timed.text}`);
+    const tLink = (t) => `${BASE}/?study=e2e-timed&token=${t}`;
+    const tFac = await facCtx.newPage();
+    tFac.on('pageerror', (e) => problems.push(`timed facilitator: page error: ${e.message}`));
+    await tFac.goto(tLink(timed.json.facilitator_token));
+    const tAnn = pages.ann;
+    await tAnn.goto(tLink(timed.json.participant_tokens.ann));
+    for (const p of [tFac, tAnn]) {
+      await p.locator('[data-testid=countdown]').waitFor({ timeout: WAIT });
+      assert.match(await p.locator('[data-testid=countdown]').textContent(), /^Closes by itself in 0:0[0-4]$/);
+    }
+    const first = await tFac.locator('section.question').getAttribute('data-query');
+    await tAnn.getByRole('button', { name: 'Prefer A' }).click();
+    await tAnn.locator('[data-testid=vote-status]').filter({ hasText: 'Vote recorded' }).waitFor({ timeout: WAIT });
+    await tFac.screenshot({ path: join(OUT, 'deadline-facilitator.png'), fullPage: true });
+    await tAnn.mouse.move(0, 0);
+    await tAnn.screenshot({ path: join(OUT, 'deadline-participant.png'), fullPage: true });
+    log('screenshots deadline-facilitator.png, deadline-participant.png');
+    for (const p of [tFac, tAnn]) {
+      await p.waitForFunction((qid) => {
+        const s = document.querySelector('section.question');
+        return s && s.getAttribute('data-query') !== qid;
+      }, first, { timeout: WAIT });
+    }
+    const tEvents = (await api('/api/studies/e2e-timed/events', timed.json.facilitator_token)).json.events;
+    const tClosed = tEvents.find((e) => e.type === 'answered');
+    assert.equal(tClosed.by, 'deadline');
+    assert.deepEqual(tClosed.answer.kind.votes, [0, null, null]);
+    log('the timed round closed by itself');
+    await tFac.close();
     for (const s of ['participant-public', 'participant-private']) assert.ok(shots.has(s), `screenshot ${s} taken`);
     assert.deepEqual(privateLeaks, [], 'no participant page received another participant\'s private vote');
     assert.deepEqual(problems, [], 'no script errors on the pages');

@@ -95,6 +95,7 @@ pub fn create_study(
         method,
         seed,
         participants: participants.unwrap_or_default(),
+        round_seconds: None,
     };
     // Check everything before the store is touched: a bad spec leaves no trace.
     py.detach(|| spec.validate())

@@ -121,6 +121,7 @@ fn create(state: &AppState, voters: usize) -> Result<StoredStudy, String> {
             },
             seed: 0,
             participants: names,
+            round_seconds: None,
         })
         .map_err(|e| e.to_string())
 }

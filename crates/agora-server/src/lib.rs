@@ -303,6 +303,67 @@ impl AppState {
         .await
     }
 
+    /// Close every open group vote whose time limit ([`StudySpec::round_seconds`]) has
+    /// passed, as the facilitator's **Close round** would (answered `by: "deadline"`), and
+    /// return how many were closed. With `scan_store`, first open every stored study that
+    /// has a limit and that this server does not hold yet (one made by the CLI, or before
+    /// a restart). [`AppState::run_deadlines`] calls it every second. Replicas race
+    /// harmlessly: the log keeps one close.
+    pub async fn close_expired_rounds(&self, scan_store: bool) -> Result<usize, ApiError> {
+        if scan_store {
+            let store = self.store();
+            let names = tokio::task::spawn_blocking(move || -> Result<Vec<String>, StoreError> {
+                let mut timed = Vec::new();
+                for name in store.list()? {
+                    if store.study(&name)?.spec.round_seconds.is_some() {
+                        timed.push(name);
+                    }
+                }
+                Ok(timed)
+            })
+            .await
+            .map_err(|e| ApiError::internal(format!("worker failed: {e}")))?
+            .map_err(|e| ApiError::from(StudyError::from(e)))?;
+            for name in names {
+                self.entry_async(&name).await?;
+            }
+        }
+        let now = agora_study::live::store::now_ms();
+        // A study's lock may be held by a long model fit: look on a blocking thread.
+        let state = self.clone();
+        let due = tokio::task::spawn_blocking(move || {
+            state
+                .inner
+                .entries()
+                .into_iter()
+                .filter(|(_, e)| e.lock().deadline_ms().is_some_and(|d| d <= now))
+                .map(|(name, _)| name)
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("worker failed: {e}")))?;
+        let mut closed = 0;
+        for name in due {
+            let (outcome, _, _) = self.change(name, move |s| s.close_expired(now)).await?;
+            closed += usize::from(outcome.is_some());
+        }
+        Ok(closed)
+    }
+
+    /// Close rounds whose time ran out ([`AppState::close_expired_rounds`]) every second,
+    /// looking for new studies with a time limit every ten, until the runtime stops. A
+    /// failure (the database unreachable) is printed and retried on the next tick.
+    pub async fn run_deadlines(self) {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        for n in 0u64.. {
+            tick.tick().await;
+            if let Err(e) = self.close_expired_rounds(n % 10 == 0).await {
+                eprintln!("agora serve: closing rounds whose time ran out: {e}");
+            }
+        }
+    }
+
     /// Create a study (as the server's owner would) and return its stored record.
     pub fn create_study(
         &self,
@@ -622,7 +683,8 @@ async fn status(State(state): State<AppState>, ctx: Ctx) -> Result<Response, Api
     let (st, seq) = state
         .inspect(&name, move |s| (s.status(&a), s.seq()))
         .await?;
-    Ok(axum::Json(json!({"you": who, "seq": seq, "status": st})).into_response())
+    let now_ms = agora_study::live::store::now_ms();
+    Ok(axum::Json(json!({"you": who, "seq": seq, "status": st, "now_ms": now_ms})).into_response())
 }
 
 async fn pending(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
@@ -969,8 +1031,10 @@ pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpList
     socket.listen(LISTEN_BACKLOG)
 }
 
-/// Serve `router(state)` on `addr` until Ctrl-C.
+/// Serve `router(state)` on `addr` until Ctrl-C, closing rounds whose time ran out
+/// ([`AppState::run_deadlines`]).
 pub async fn serve(state: AppState, addr: std::net::SocketAddr) -> std::io::Result<()> {
+    tokio::spawn(state.clone().run_deadlines());
     let listener = listen(addr)?;
     axum::serve(listener, router(state))
         .with_graceful_shutdown(async {

@@ -34,6 +34,7 @@ fn social(state: &AppState) -> StoredStudy {
             .unwrap(),
             seed: 3,
             participants: vec!["ann".into(), "bob".into(), "cy".into()],
+            round_seconds: None,
         })
         .unwrap()
 }
@@ -327,6 +328,124 @@ async fn the_studies_index_needs_the_admin_token_and_follows_each_study() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_with_a_time_limit_closes_itself_on_the_server() {
+    let store: Arc<dyn agora_study::live::Store> = Arc::new(SqliteStore::in_memory().unwrap());
+    let state = AppState::new(store.clone(), Some("admin-secret".into()));
+    // Created over HTTP with a limit of 1 s; a limit out of range is refused by name.
+    let spec = |name: &str, secs: u64| {
+        json!({
+            "name": name,
+            "space": {"kind": "box", "params": [{"type": "real", "name": "t", "lo": 15, "hi": 35}]},
+            "method": {"name": "group-pairs"},
+            "participants": ["ann", "bob", "cy"],
+            "round_seconds": secs,
+        })
+        .to_string()
+    };
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies",
+        Some("admin-secret"),
+        Some(spec("bad", 0)),
+    )
+    .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("round_seconds"),
+        "{v}"
+    );
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies",
+        Some("admin-secret"),
+        Some(spec("timed", 1)),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CREATED, "{v}");
+    let fac = v["facilitator_token"].as_str().unwrap().to_string();
+    let ann = v["participant_tokens"]["ann"].as_str().unwrap().to_string();
+    let (_, q) = call(&state, "GET", "/api/studies/timed/query", Some(&fac), None).await;
+    let qid = q["pending"]["query_id"].as_u64().unwrap();
+    let deadline = q["pending"]["deadline_ms"].as_i64().unwrap();
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies/timed/ballot",
+        Some(&ann),
+        Some(vote(qid, Some(1))),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK, "{v}");
+    // The same kind of study made outside the server (the CLI): found by the scan.
+    let mut cli = agora_study::live::LiveStudy::create(
+        store.clone(),
+        serde_json::from_str(&spec("from-cli", 1)).unwrap(),
+    )
+    .unwrap();
+    let cli_q = cli.pending().unwrap().id;
+    assert_eq!(
+        state.close_expired_rounds(false).await.unwrap(),
+        0,
+        "not due yet"
+    );
+    let wait = deadline.max(cli.deadline_ms().unwrap()) - agora_study::live::store::now_ms();
+    tokio::time::sleep(std::time::Duration::from_millis(wait.max(0) as u64 + 50)).await;
+    // Without the scan only the study the server holds is closed; with it, both.
+    assert_eq!(state.close_expired_rounds(false).await.unwrap(), 1);
+    assert_eq!(state.close_expired_rounds(true).await.unwrap(), 1);
+    assert_eq!(
+        state.close_expired_rounds(true).await.unwrap(),
+        0,
+        "nothing left due"
+    );
+    let (_, ev) = call(&state, "GET", "/api/studies/timed/events", Some(&fac), None).await;
+    let closed = ev["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "answered")
+        .unwrap()
+        .clone();
+    assert_eq!(closed["by"], "deadline");
+    assert_eq!(closed["answer"]["query_id"], qid);
+    assert_eq!(
+        closed["answer"]["kind"]["votes"],
+        json!([1, null, null]),
+        "{closed}"
+    );
+    // A late ballot is refused (409) and says the time ran out; the next round is open.
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies/timed/ballot",
+        Some(&ann),
+        Some(vote(qid, Some(0))),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CONFLICT, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("time ran out"),
+        "{v}"
+    );
+    let (_, q) = call(&state, "GET", "/api/studies/timed/query", Some(&fac), None).await;
+    assert_ne!(q["pending"]["query_id"].as_u64().unwrap(), qid);
+    cli.sync().unwrap();
+    assert_ne!(
+        cli.pending().unwrap().id,
+        cli_q,
+        "the CLI's study moved on too"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_are_structured_and_name_the_field() {
     let state = state();
     let st = social(&state);
@@ -499,6 +618,7 @@ proptest! {
                     method: MethodSpec::from_knobs("group-pairs", &[]).unwrap(),
                     seed: 1,
                     participants: vec!["ann".into(), "bob".into()],
+                    round_seconds: None,
                 }).unwrap();
                 (s, group)
             };

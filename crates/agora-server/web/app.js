@@ -110,6 +110,8 @@
   function refresh() {
     if (inflight) { again = true; return inflight; }
     inflight = api('').then(function (d) {
+      if (typeof d.now_ms === 'number') clockOffset = d.now_ms - Date.now();
+      delete d.now_ms; // not part of the state: a new clock reading alone re-renders nothing
       var recovered = error && error.indexOf('Cannot reach') === 0;
       if (recovered) error = '';
       var key = JSON.stringify(d);
@@ -297,6 +299,28 @@
     return null;
   }
 
+  // A group vote with a time limit shows a countdown (ticked by `tickCountdowns`), on the
+  // server's clock: `clockOffset` is its time minus this device's, from the last status.
+  var clockOffset = 0;
+  function countdownText(deadline) {
+    var left = Math.ceil((deadline - (Date.now() + clockOffset)) / 1000);
+    if (left <= 0) return 'Time is up: the round is closing…';
+    var hrs = Math.floor(left / 3600), min = Math.floor(left / 60) % 60, sec = left % 60;
+    var two = function (n) { return (n < 10 ? '0' : '') + n; };
+    return 'Closes by itself in ' + (hrs ? hrs + ':' + two(min) : String(min)) + ':' + two(sec);
+  }
+  function countdown(q) {
+    if (typeof q.deadline_ms !== 'number') return null;
+    return h('p', { class: 'countdown', role: 'timer', 'data-deadline': q.deadline_ms, 'data-testid': 'countdown' },
+      countdownText(q.deadline_ms));
+  }
+  function tickCountdowns() {
+    document.querySelectorAll('[data-deadline]').forEach(function (el) {
+      var t = countdownText(Number(el.getAttribute('data-deadline')));
+      if (el.textContent !== t) el.textContent = t;
+    });
+  }
+
   function votedLine(q) {
     return q.voted.length + ' of ' + q.asked.length + (q.kind === 'group_rate' ? ' rated' : ' voted');
   }
@@ -373,6 +397,7 @@
         }, showSecret ? 'Hide the secret ballots' : 'Show the secret ballots'));
       }
       if (q.kind === 'group_vote') {
+        body.push(countdown(q));
         body.push(h('div', { class: 'close-row' },
           h('button', { id: 'close-round', class: 'primary', disabled: busy, 'data-action': 'close', 'data-query': q.query_id }, 'Close round'),
           h('span', { class: 'muted' }, "Missing votes count as can't tell.")));
@@ -451,7 +476,7 @@
         : q.kind === 'evaluate' ? 'Report the values'
           : q.kind === 'compare' ? q.prompt : 'Which do you prefer?'),
       channelBadge(q.channel));
-    var parts = [];
+    var parts = [countdown(q)];
     if (q.channel === 'private') {
       parts.push(h('p', { class: 'note private', 'data-testid': 'secret-note' },
         h('strong', null, 'Secret ballot'), ' — only the facilitator sees your vote.'));
@@ -706,6 +731,8 @@
       }
     });
   }
+
+  setInterval(tickCountdowns, 500);
 
   function start() {
     if (token && !study) {

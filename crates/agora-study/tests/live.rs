@@ -15,6 +15,7 @@ fn spec(name: &str, method: MethodSpec, participants: &[&str]) -> StudySpec {
         method,
         seed: 11,
         participants: participants.iter().map(|s| s.to_string()).collect(),
+        round_seconds: None,
     }
 }
 
@@ -437,6 +438,119 @@ fn a_facilitator_closes_a_round_with_missing_votes_as_cant_tell() {
         .ballot(&Actor::Owner, q.id, "bob", Ballot::Rating { value: 1.0 })
         .unwrap_err();
     assert!(e.to_string().contains("vote"), "{e}");
+}
+
+#[test]
+fn a_round_with_a_time_limit_closes_itself_and_replays_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_file(dir.path(), "s.db");
+    // Out of range limits are refused, naming the field and the range.
+    for bad in [0, 604_801] {
+        let mut sp = spec(
+            "g",
+            MethodSpec::from_knobs("group-pairs", &[]).unwrap(),
+            &["ann"],
+        );
+        sp.round_seconds = Some(bad);
+        let e = LiveStudy::create(store.clone(), sp)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("round_seconds") && e.contains("604800"), "{e}");
+    }
+    assert!(
+        store.list().unwrap().is_empty(),
+        "a refused spec stores nothing"
+    );
+    let mut sp = spec(
+        "g",
+        MethodSpec::from_knobs("group-pairs", &[]).unwrap(),
+        &["ann", "bob", "cy"],
+    );
+    sp.round_seconds = Some(60);
+    let mut s = LiveStudy::create(store.clone(), sp).unwrap();
+    let asked_ms = |s: &LiveStudy, id: u64| {
+        s.events(&Actor::Facilitator)
+            .unwrap()
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::Asked { query, .. } if query.id == id => Some(e.at_ms),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let q = s.pending().unwrap().clone();
+    let deadline = asked_ms(&s, q.id) + 60_000;
+    let view = s.pending_view(&Actor::Facilitator).unwrap();
+    assert_eq!(view.deadline_ms, Some(deadline));
+    let json = serde_json::to_value(&view).unwrap();
+    assert_eq!(json["deadline_ms"], deadline);
+    s.ballot(
+        &Actor::Participant("bob".into()),
+        q.id,
+        "bob",
+        Ballot::Vote { choice: Some(0) },
+    )
+    .unwrap();
+    // Not yet due: nothing happens; due: closed with the missing votes as can't tell.
+    assert_eq!(s.close_expired(deadline - 1).unwrap(), None);
+    assert_eq!(s.pending().unwrap().id, q.id);
+    assert_eq!(s.close_expired(deadline).unwrap(), Some(Outcome::Answered));
+    let ev = s.events(&Actor::Facilitator).unwrap();
+    let (a, by) = ev
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            EventKind::Answered { answer, by } => Some((answer.clone(), by.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(by.as_deref(), Some("deadline"));
+    assert_eq!(a.query_id, q.id);
+    assert_eq!(
+        a.kind,
+        AnswerKind::Votes {
+            votes: vec![None, Some(0), None]
+        }
+    );
+    // The next round has its own limit, from when it was asked; a vote on the closed one
+    // is refused and says why.
+    let next = s.pending().unwrap().clone();
+    assert_ne!(next.id, q.id);
+    assert_eq!(s.deadline_ms(), Some(asked_ms(&s, next.id) + 60_000));
+    let e = s
+        .ballot(&Actor::Owner, q.id, "ann", Ballot::Vote { choice: Some(1) })
+        .unwrap_err();
+    assert!(e.to_string().contains("time ran out"), "{e}");
+    // Reopened (from the snapshot, and by replaying the whole log), the study is the same.
+    let status = |s: &LiveStudy| serde_json::to_string(&s.status(&Actor::Facilitator)).unwrap();
+    let reopened = LiveStudy::open(store.clone(), "g").unwrap();
+    assert_eq!(status(&reopened), status(&s));
+    let copy = open_file(dir.path(), "copy.db");
+    copy.create(s.stored()).unwrap();
+    let events: Vec<EventKind> = ev.into_iter().map(|e| e.kind).collect();
+    copy.append("g", 0, &events).unwrap();
+    let replayed = LiveStudy::open(copy, "g").unwrap();
+    assert_eq!(replayed.restored_from(), None);
+    assert_eq!(replayed.pending(), s.pending());
+    assert_eq!(replayed.recommendation(), s.recommendation());
+    // A ballot that arrives after the limit closes the round first and is refused.
+    let mut sp = spec(
+        "h",
+        MethodSpec::from_knobs("group-pairs", &[]).unwrap(),
+        &["ann", "bob"],
+    );
+    sp.round_seconds = Some(1);
+    let mut h = LiveStudy::create(store.clone(), sp).unwrap();
+    let q = h.pending().unwrap().clone();
+    std::thread::sleep(std::time::Duration::from_millis(
+        (h.deadline_ms().unwrap() - agora_study::live::store::now_ms() + 20).max(0) as u64,
+    ));
+    let e = h
+        .ballot(&Actor::Owner, q.id, "ann", Ballot::Vote { choice: Some(0) })
+        .unwrap_err();
+    assert!(e.to_string().contains("time ran out"), "{e}");
+    assert_ne!(h.pending().unwrap().id, q.id, "the next round is open");
 }
 
 #[test]

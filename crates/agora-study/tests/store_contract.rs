@@ -298,6 +298,7 @@ fn spec(name: &str, participants: &[&str]) -> StudySpec {
         method: MethodSpec::from_knobs("pairs", &[]).unwrap(),
         seed: 3,
         participants: participants.iter().map(|s| s.to_string()).collect(),
+        round_seconds: None,
     }
 }
 

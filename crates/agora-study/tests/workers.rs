@@ -22,6 +22,7 @@ fn spec(name: &str, strategy: &str) -> StudySpec {
         method: MethodSpec::from_knobs("bo", &[("strategy".into(), strategy.into())]).unwrap(),
         seed: 7,
         participants: Vec::new(),
+        round_seconds: None,
     }
 }
 

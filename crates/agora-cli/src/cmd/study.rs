@@ -133,6 +133,10 @@ pub struct CreateArgs {
     /// Seed of every random choice the method makes (default 0).
     #[arg(long)]
     seed: Option<u64>,
+    /// Time limit of each group vote, in seconds (1 to 604800): when it passes, `agora
+    /// serve` closes the round, missing votes counting as "can't tell" (default: none).
+    #[arg(long, value_name = "SECONDS")]
+    round_seconds: Option<u64>,
     /// What is being optimized, for the people answering.
     #[arg(long)]
     description: Option<String>,

@@ -12,7 +12,7 @@ pub mod study;
 
 pub use index::{OpenQuerySummary, StudySummary, summarize, summarize_all};
 pub use reply::{Input, Names, Pick, Reply, ReplyContext, Submission, letter, submission};
-pub use spec::{METHOD_NAMES, MethodSpec, StudySpec};
+pub use spec::{METHOD_NAMES, MethodSpec, ROUND_SECONDS, StudySpec};
 pub use store::{
     Ballot, Change, ChangeHandler, Event, EventKind, PostgresStore, PostgresUrl, SCHEMA_VERSION,
     SNAPSHOTS_KEPT, ScratchSchema, SqliteStore, StorageUrl, Store, StoreError, StoreResult,

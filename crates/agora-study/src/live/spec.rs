@@ -33,7 +33,15 @@ pub struct StudySpec {
     /// (pairs), the expert, or the parties. Names are 1–40 printable characters.
     #[serde(default)]
     pub participants: Vec<String>,
+    /// A time limit for each group vote, in seconds ([`ROUND_SECONDS`]): when it passes,
+    /// the round closes itself as the facilitator's **Close round** would (missing votes
+    /// count as "can't tell"). Rating rounds need every rating and have no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_seconds: Option<u64>,
 }
+
+/// The allowed round time limits, in seconds: one second to one week.
+pub const ROUND_SECONDS: std::ops::RangeInclusive<u64> = 1..=604_800;
 
 /// The methods a study can run, each with the knobs a facilitator may set (the rest keep
 /// the paper's defaults).
@@ -218,6 +226,18 @@ impl StudySpec {
                 ));
             }
         }
+        if let Some(t) = self.round_seconds
+            && !ROUND_SECONDS.contains(&t)
+        {
+            return Err(Error::invalid(
+                "round_seconds",
+                format!(
+                    "{t} is out of range: a round's time limit is {} to {} seconds",
+                    ROUND_SECONDS.start(),
+                    ROUND_SECONDS.end()
+                ),
+            ));
+        }
         // Building the strategy checks the participants and the knobs.
         self.build().map(|_| ())
     }
@@ -360,6 +380,7 @@ mod tests {
             method,
             seed: 1,
             participants: participants.iter().map(|s| s.to_string()).collect(),
+            round_seconds: None,
         }
     }
 

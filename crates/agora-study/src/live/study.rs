@@ -34,7 +34,7 @@ use agora_core::{
 };
 use agora_methods::Strategy;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Errors of live-study operations.
@@ -138,6 +138,10 @@ pub struct PendingView {
     /// The worker holding the query (left out of the JSON for the query nobody holds).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worker: Option<String>,
+    /// When a group vote with a time limit ([`StudySpec::round_seconds`]) closes itself
+    /// (ms since the epoch; left out without a limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<i64>,
 }
 
 /// An open query held by a worker.
@@ -202,6 +206,11 @@ pub struct LiveStudy {
     next_seq: u64,
     /// The open query nobody holds (the study's open query without workers).
     pending: Option<Query>,
+    /// When `pending` was asked (its event's time, ms since the epoch): the start of its
+    /// round's time limit.
+    pending_asked_ms: i64,
+    /// The group votes closed by their time limit (answered `by: "deadline"`).
+    expired: BTreeSet<u64>,
     /// The open queries held by workers: query id → (worker, query).
     held: BTreeMap<u64, (String, Query)>,
     /// A query the strategy asked that the log does not hold yet (its append failed or is
@@ -263,6 +272,9 @@ struct SnapshotBody {
 /// The agora build that writes and reads snapshots: a hash of the workspace's sources,
 /// manifests, lock file and compiler version (`crates/agora-study/build.rs`).
 const BUILD_ID: &str = env!("AGORA_BUILD_ID");
+
+/// Who closed a group vote whose time limit passed (the `by` of its answer).
+pub const DEADLINE: &str = "deadline";
 
 /// A snapshot is written once this many answers were applied since the last one (when the
 /// next query has been stored, so that it holds the open query and opening asks nothing).
@@ -517,6 +529,8 @@ impl LiveStudy {
             strategy,
             next_seq: 0,
             pending: None,
+            pending_asked_ms: 0,
+            expired: BTreeSet::new(),
             held: BTreeMap::new(),
             unlogged: None,
             ballots: BTreeMap::new(),
@@ -649,6 +663,7 @@ impl LiveStudy {
             )));
         }
         let hash = extend_log_hash(self.log_hash, &e.kind);
+        let at_ms = e.at_ms;
         match e.kind {
             EventKind::Asked {
                 query,
@@ -687,6 +702,7 @@ impl LiveStudy {
                     }
                 }
                 self.pending = Some(query);
+                self.pending_asked_ms = at_ms;
                 self.ballots.clear();
             }
             EventKind::Ballot {
@@ -700,7 +716,10 @@ impl LiveStudy {
                 }
                 self.history.insert((query_id, k), ballot);
             }
-            EventKind::Answered { answer, .. } => {
+            EventKind::Answered { answer, by } => {
+                if by.as_deref() == Some(DEADLINE) {
+                    self.expired.insert(answer.query_id);
+                }
                 let q = match self.pending.take_if(|p| p.id == answer.query_id) {
                     Some(q) => q,
                     None => match self.held.remove(&answer.query_id) {
@@ -811,9 +830,10 @@ impl LiveStudy {
             self.next_seq,
             std::slice::from_ref(&event),
         ) {
-            Ok(_) => {
+            Ok(stored) => {
                 self.unlogged = None;
                 self.pending = Some(q);
+                self.pending_asked_ms = stored.first().map_or_else(now_ms, |e| e.at_ms);
                 self.ballots.clear();
                 self.next_seq += 1;
                 self.log_hash = extend_log_hash(self.log_hash, &event);
@@ -919,7 +939,9 @@ impl LiveStudy {
             }
             open = format!("{open}; queries held by workers: {}", held.join(", "));
         }
-        if self.answers.contains_key(&query_id) {
+        if self.expired.contains(&query_id) {
+            format!("query {query_id} is closed: its time ran out; {open}")
+        } else if self.answers.contains_key(&query_id) {
             format!("query {query_id} is closed: it was already answered; {open}")
         } else {
             format!("query {query_id} is not open; {open}")
@@ -982,6 +1004,12 @@ impl LiveStudy {
             return Ok(Vec::new());
         }
         self.catch_up()?;
+        // A ballot after the round's time limit closes the round first (and is refused:
+        // its query is no longer open), as the server's timer would have.
+        let now = now_ms();
+        if self.deadline_ms().is_some_and(|d| d <= now) {
+            self.close_expired(now)?;
+        }
         let mut ballots = self.ballots.clone();
         let mut cast: BTreeMap<(u64, usize), Ballot> = BTreeMap::new();
         let mut events = Vec::new();
@@ -1154,6 +1182,41 @@ impl LiveStudy {
             Some(q) if q.id == query_id => q.clone(),
             _ => return Err(StudyError::NotPending(self.closed_message(query_id))),
         };
+        self.close_round(&q, "facilitator")
+    }
+
+    /// When the open group vote's time limit ([`StudySpec::round_seconds`]) has passed at
+    /// `now_ms`, close it as [`LiveStudy::close`] would, answered `by: "deadline"` (an
+    /// event like any other, so replay stays exact whatever the clock says then). Returns
+    /// `None` when nothing was due. Several processes may race to do it: the log keeps one.
+    pub fn close_expired(&mut self, now_ms: i64) -> StudyResult<Option<Outcome>> {
+        self.catch_up()?;
+        match (self.deadline_ms(), self.pending.clone()) {
+            (Some(d), Some(q)) if d <= now_ms => match self.close_round(&q, DEADLINE) {
+                Ok(o) => Ok(Some(o)),
+                // Another process closed it first, or a last vote completed it.
+                Err(StudyError::Store(StoreError::Conflict { .. })) => {
+                    self.catch_up()?;
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// When the open group vote closes itself, if it has a time limit.
+    pub fn deadline_ms(&self) -> Option<i64> {
+        let secs = self.stored.spec.round_seconds?;
+        match &self.pending.as_ref()?.kind {
+            QueryKind::GroupVote { .. } => {
+                Some(self.pending_asked_ms.saturating_add(secs as i64 * 1000))
+            }
+            _ => None,
+        }
+    }
+
+    fn close_round(&mut self, q: &Query, by: &str) -> StudyResult<Outcome> {
         let QueryKind::GroupVote { agents, .. } = &q.kind else {
             return Err(Error::invalid(
                 "query",
@@ -1165,10 +1228,10 @@ impl LiveStudy {
         for k in 0..agents.len() {
             ballots.entry(k).or_insert(Ballot::Vote { choice: None });
         }
-        let answer = assemble(&q, &ballots, agents.len())?;
+        let answer = assemble(q, &ballots, agents.len())?;
         self.append(vec![EventKind::Answered {
             answer,
-            by: Some("facilitator".into()),
+            by: Some(by.into()),
         }])?;
         self.advance()?;
         Ok(Outcome::Answered)
@@ -1366,6 +1429,10 @@ impl LiveStudy {
             ballots,
             prompt,
             worker: worker.map(str::to_string),
+            deadline_ms: match (&self.pending, worker) {
+                (Some(p), None) if p.id == q.id => self.deadline_ms(),
+                _ => None,
+            },
         }
     }
 

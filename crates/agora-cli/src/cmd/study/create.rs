@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub(super) fn create(a: CreateArgs, out: &mut impl Write) -> Result<()> {
-    let spec = match &a.spec {
+    let mut spec = match &a.spec {
         Some(path) => spec_from_file(path, &a.name)?,
         None => {
             let space = match &a.space {
@@ -30,9 +30,13 @@ pub(super) fn create(a: CreateArgs, out: &mut impl Write) -> Result<()> {
                 method,
                 seed: a.seed.unwrap_or(0),
                 participants: a.participants.clone(),
+                round_seconds: None,
             }
         }
     };
+    if a.round_seconds.is_some() {
+        spec.round_seconds = a.round_seconds;
+    }
     // Check everything before the store is touched: a bad spec leaves no trace.
     spec.validate()?;
     let url = a.db.url()?;

@@ -156,6 +156,22 @@ pub(super) fn print_pending(out: &mut impl Write, study: &str, v: &PendingView) 
     if let Some(r) = &v.rater {
         writeln!(out, "asked of: {r}")?;
     }
+    if let Some(d) = v.deadline_ms {
+        let left = (d - agora_study::live::store::now_ms()) / 1000;
+        if left > 0 {
+            writeln!(
+                out,
+                "closes by itself at {} ({left} s from now)",
+                iso_utc(d)
+            )?;
+        } else {
+            writeln!(
+                out,
+                "its time ran out at {}: the next vote (or `agora serve`) closes it",
+                iso_utc(d)
+            )?;
+        }
+    }
     writeln!(out, "{}", v.prompt)?;
     writeln!(out)?;
     print_options(out, &v.options)?;

@@ -423,6 +423,7 @@ pub(crate) mod testing {
                 method: MethodSpec::from_knobs("pairs", &[]).unwrap(),
                 seed: 4,
                 participants: vec!["ann".into()],
+                round_seconds: None,
             },
             created_ms: 1,
             facilitator_token: new_token(),
