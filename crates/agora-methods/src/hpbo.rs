@@ -369,6 +369,15 @@ impl Strategy for Hpbo {
         self.answered
     }
 
+    /// The duel GP's posterior of the latent utility (mean, latent sd): the model the
+    /// acquisition and the incumbent read.
+    fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+        let gp = self.model.as_ref()?;
+        let xs = agora_gp::rows_to_mat("points", points, self.space.dim()).ok()?;
+        let (m, v) = gp.predict(xs.as_ref()).ok()?;
+        Some(m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect())
+    }
+
     fn snapshot(&self) -> Result<Option<serde_json::Value>> {
         let st = HpboState {
             kernel: self.kernel.params(),
@@ -502,6 +511,42 @@ mod tests {
         let late = &acq[acq.len() - 5..];
         let near = late.iter().filter(|x| (x[0] - 0.125).abs() < 0.1).count();
         assert!(near >= 4, "{late:?}");
+    }
+
+    /// The belief is the duel GP's latent utility: none before a duel, it meets the
+    /// recommendation at the incumbent, and after 20 duels on sine1d it peaks at the true
+    /// low-noise maximizer, sides with most answers, and is more certain where the duels
+    /// were than over the whole interval.
+    #[test]
+    fn the_belief_is_the_duel_gps_utility_and_peaks_at_the_truth() {
+        let p = HpboProblem::by_name("sine1d").unwrap();
+        let (fresh, _) = run(&p, RiskKind::Ei, 4, 0);
+        let none = Hpbo::new(p.space.clone(), fresh.cfg.clone(), 4).unwrap();
+        assert!(none.belief(&[vec![0.5]]).is_none());
+        let (s, _) = run(&p, RiskKind::Ei, 4, 20);
+        let (Point::Unit(x), v) = s.recommend().unwrap() else {
+            panic!()
+        };
+        assert_eq!(s.belief(std::slice::from_ref(&x)).unwrap()[0].0, v);
+        let grid: Vec<Vec<f64>> = (0..41).map(|i| vec![i as f64 / 40.0]).collect();
+        let b = s.belief(&grid).unwrap();
+        // Its peak on a grid is the true low-noise maximizer (unit 0.125, where the anchors
+        // make the person reliable), and it sides with the person's answers in most duels
+        // (the simulated person is itself right in 17 of these 24).
+        let peak = (0..grid.len())
+            .max_by(|&i, &j| b[i].0.total_cmp(&b[j].0))
+            .unwrap();
+        assert!(
+            (grid[peak][0] - 0.125).abs() <= 0.05,
+            "peak at {:?}",
+            grid[peak]
+        );
+        let (w, l) = (s.belief(&s.winners).unwrap(), s.belief(&s.losers).unwrap());
+        let agree = w.iter().zip(&l).filter(|(w, l)| w.0 > l.0).count();
+        assert!(agree * 10 >= 6 * w.len(), "{agree} of {}", w.len());
+        let at_duels = s.belief(&s.winners).unwrap();
+        let mean_sd = |b: &[(f64, f64)]| b.iter().map(|p| p.1).sum::<f64>() / b.len() as f64;
+        assert!(mean_sd(&at_duels) < mean_sd(&b), "sd at duels vs grid");
     }
 
     #[test]
