@@ -7,7 +7,8 @@
 // updates live as people vote, a participant can change a vote, the facilitator can close
 // a round, and no participant's page ever receives or shows another participant's private
 // vote; the studies index (admin token) lists the meeting with its state and links; a
-// round with a time limit counts down on both views and closes by itself.
+// round with a time limit counts down on both views and closes by itself; the belief
+// panel shows the welfare and each person's estimated utility.
 // Screenshots of every view go to $AGORA_E2E_OUT (target/e2e).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -273,6 +274,16 @@ test('a facilitator and three participants vote publicly and privately to a reco
     const st = (await api(`/api/studies/${STUDY}`, FAC)).json.status;
     assert.equal(await fac.locator('[data-testid=private-rounds]').textContent(), String(st.private_rounds));
     assert.equal(await fac.locator('[data-testid=answered]').textContent(), String(st.answered));
+    // The belief panel: the model's welfare at the open pair and the recommendation, with
+    // each person's estimated utility beside it, as the API gives it.
+    const table = fac.locator('#belief-table');
+    await table.locator('tr[data-option=recommended]').waitFor({ timeout: WAIT });
+    const heads = await table.locator('thead th').allTextContents();
+    assert.deepEqual(heads, ['Option', 'welfare (mean ± sd)', ...PEOPLE]);
+    const bv = (await api(`/api/studies/${STUDY}/belief`, FAC)).json;
+    const recRow = bv.options.find((o) => o.label === 'recommended');
+    assert.equal((await table.locator('tr[data-option=recommended] td').count()), 1 + PEOPLE.length);
+    assert.ok(Number.isFinite(recRow.mean) && recRow.people.ann.length === 2);
     // The updates came over the event stream all along (no fallback to polling).
     assert.equal(await fac.locator('#live').getAttribute('class'), 'live on');
     // The log link downloads the CSV.

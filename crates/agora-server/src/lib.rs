@@ -811,6 +811,22 @@ async fn events(State(state): State<AppState>, ctx: Ctx) -> Result<Response, Api
     }
 }
 
+/// `GET .../belief`: what the model believes at the open options, the recommendation and
+/// over the figure's grid; each person's estimated utility for the facilitator only (it
+/// reflects private ballots).
+async fn belief(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
+    let name = ctx.name;
+    let a = actor(&state, &name, ctx.token).await?;
+    let people = !matches!(a, Actor::Participant(_));
+    let view = state
+        .with_study(name, move |s| {
+            s.sync()?;
+            Ok(agora_study::live::plot::belief_view(s, people)?)
+        })
+        .await?;
+    Ok(axum::Json(view).into_response())
+}
+
 async fn plot(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
     let name = ctx.name;
     actor(&state, &name, ctx.token).await?;
@@ -1007,6 +1023,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/studies/{name}/close", post(close))
         .route("/api/studies/{name}/events", get(events))
         .route("/api/studies/{name}/plot.svg", get(plot))
+        .route("/api/studies/{name}/belief", get(belief))
         .route("/api/studies/{name}/stream", get(stream))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))

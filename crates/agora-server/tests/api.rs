@@ -328,6 +328,65 @@ async fn the_studies_index_needs_the_admin_token_and_follows_each_study() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_belief_shows_each_persons_utility_to_the_facilitator_only() {
+    let state = state();
+    let st = social(&state);
+    let fac = st.facilitator_token.clone();
+    let ann = st.participant_tokens[0].clone();
+    let mut rounds = 0;
+    let view = loop {
+        let (code, v) = call(&state, "GET", "/api/studies/meet/belief", Some(&fac), None).await;
+        assert_eq!(code, StatusCode::OK, "{v}");
+        if v["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["label"] == "recommended")
+        {
+            break v;
+        }
+        assert!(rounds < 6, "no belief after {rounds} rounds: {v}");
+        vote_round(&state, &st).await;
+        rounds += 1;
+    };
+    assert_eq!(view["what"], "welfare");
+    // The open pair and the recommendation, each with every person's estimate.
+    let labels: Vec<&str> = view["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["A", "B", "recommended"]);
+    for o in view["options"].as_array().unwrap() {
+        let people = o["people"].as_object().unwrap();
+        assert_eq!(people.keys().collect::<Vec<_>>(), ["ann", "bob", "cy"]);
+        assert!(o["sd"].as_f64().unwrap() >= 0.0);
+    }
+    // The same model as the recommendation's belief, read through another path.
+    let (_, best) = call(&state, "GET", "/api/studies/meet/best", Some(&fac), None).await;
+    let rec = view["options"].as_array().unwrap().last().unwrap();
+    assert_eq!(rec["mean"], best["recommendation"]["belief"][0], "{best}");
+    assert_eq!(rec["sd"], best["recommendation"]["belief"][1], "{best}");
+    // The 2-D grid: 40 × 40 cells over both parameters.
+    assert_eq!(view["grid"]["axes"], json!(["x0", "x1"]));
+    assert_eq!(view["grid"]["mean"].as_array().unwrap().len(), 1600);
+    // A participant sees the welfare, never the others' estimated utilities.
+    let (code, v) = call(&state, "GET", "/api/studies/meet/belief", Some(&ann), None).await;
+    assert_eq!(code, StatusCode::OK, "{v}");
+    assert!(
+        v["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o.get("people").is_none()),
+        "{v}"
+    );
+    let (code, _) = call(&state, "GET", "/api/studies/meet/belief", None, None).await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_round_with_a_time_limit_closes_itself_on_the_server() {
     let store: Arc<dyn agora_study::live::Store> = Arc::new(SqliteStore::in_memory().unwrap());
     let state = AppState::new(store.clone(), Some("admin-secret".into()));

@@ -128,6 +128,7 @@
         if (q) lastQueryId = q.query_id;
         data = d;
         render();
+        if (d.you.role === 'facilitator') loadBelief(d.seq);
       }
     }, function (e) {
       if (!data) { fatal(e); return; }
@@ -417,6 +418,50 @@
       body);
   }
 
+  // What the model believes at the open options and the recommendation (and, for a
+  // group, each person's estimated utility), read again when the log grows.
+  var beliefData = null;
+  var beliefSeq = -1;
+  function loadBelief(seq) {
+    if (seq === beliefSeq) return;
+    beliefSeq = seq;
+    api('/belief').then(function (b) {
+      if (seq !== beliefSeq) return;
+      beliefData = b;
+      render();
+    }, function () { /* the panel keeps its last content */ });
+  }
+
+  function pm(m, sd) { return fmt(m) + ' ± ' + fmt(sd); }
+
+  function beliefPanel() {
+    var b = beliefData;
+    if (!b) return null;
+    var body;
+    if (!b.options.length) {
+      body = h('p', { class: 'muted' }, b.note || 'No model yet: it appears after the first answers.');
+    } else {
+      var people = Object.keys(b.options[0].people || {});
+      body = [
+        h('table', { class: 'belief', id: 'belief-table' },
+          h('thead', null, h('tr', null,
+            h('th', { scope: 'col' }, 'Option'),
+            h('th', { scope: 'col' }, (b.what || 'value') + ' (mean ± sd)'),
+            people.map(function (p) { return h('th', { scope: 'col' }, p); }))),
+          h('tbody', null, b.options.map(function (o) {
+            return h('tr', { 'data-option': o.label },
+              h('th', { scope: 'row' }, o.label === 'recommended' ? 'Recommended' : o.label),
+              h('td', null, pm(o.mean, o.sd)),
+              people.map(function (p) { return h('td', null, pm(o.people[p][0], o.people[p][1])); }));
+          }))),
+        people.length ? h('p', { class: 'muted small' }, 'Each person’s column is the model’s estimate of their own ' +
+          'utility (free of social influence); the ' + b.what + ' combines them.') : null,
+      ];
+    }
+    return h('section', { class: 'card', id: 'belief', 'aria-labelledby': 'belief-h' },
+      h('h2', { id: 'belief-h' }, 'What the model believes'), body);
+  }
+
   function recommendation(s) {
     var r = s.recommendation;
     var inner;
@@ -459,7 +504,7 @@
       errorBox(), noticeBox(),
       h('div', { class: 'columns' },
         h('div', { class: 'col-main' }, facilitatorQuestion(s), plot(d.seq)),
-        h('div', { class: 'col-side' }, recommendation(s), progress(s))));
+        h('div', { class: 'col-side' }, recommendation(s), beliefPanel(), progress(s))));
   }
 
   // ---- a participant's view --------------------------------------------------------------

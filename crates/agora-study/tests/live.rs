@@ -553,6 +553,33 @@ fn a_round_with_a_time_limit_closes_itself_and_replays_exactly() {
     assert_ne!(h.pending().unwrap().id, q.id, "the next round is open");
 }
 
+/// Over three parameters the belief is drawn on a 2-D slice through the recommendation,
+/// named in the figure and the belief's data; the slice's values are the model's belief at
+/// those full points.
+#[test]
+fn a_three_parameter_study_draws_a_slice_through_the_recommendation() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sp = spec("s3", MethodSpec::from_knobs("bo", &[]).unwrap(), &["ann"]);
+    sp.space = Space::reals(&[(0.0, 1.0), (0.0, 1.0), (10.0, 20.0)]).unwrap();
+    let mut s = LiveStudy::create(open_file(dir.path(), "s.db"), sp).unwrap();
+    for _ in 0..8 {
+        let a = simulated_answer(&s);
+        s.tell(&Actor::Owner, a).unwrap();
+    }
+    let svg = agora_study::live::plot::plot_svg(&s).unwrap();
+    assert!(svg.contains("slice at the recommendation: x2 = "), "{svg}");
+    assert!(!svg.contains("No belief panel"));
+    let view = agora_study::live::plot::belief_view(&s, true).unwrap();
+    let grid = view.grid.unwrap();
+    assert_eq!(grid.axes, ["x0", "x1"]);
+    let rec = unit(&s.recommendation().unwrap().option.point);
+    let n = grid.n;
+    let (i, j) = (3, 7);
+    let c = |k: usize| (k as f64 + 0.5) / n as f64;
+    let at = s.strategy().belief(&[vec![c(i), c(j), rec[2]]]).unwrap()[0];
+    assert_eq!((grid.mean[i + n * j], grid.sd[i + n * j]), at);
+}
+
 #[test]
 fn a_rating_study_collects_one_rating_per_person_and_resumes_exactly() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,22 +1,25 @@
 //! The facilitator's picture of a live study: progress on the left, the model's current
-//! belief on the right where the space is 1- or 2-D.
+//! belief on the right (over a 1- or 2-D box, or a 2-D slice through the recommendation of
+//! a larger one).
 //!
 //! Progress is the best value so far for evaluation studies (`bo`, `boap`), and the
 //! answered rounds over time for comparison and vote studies (decisive comparisons and
 //! "can't tell"s; public and private rounds), which shows a meeting's pace and how many
 //! costly private ballots were used. The belief is [`Strategy::belief`]: mean ± 2 sd in 1-D,
 //! a heatmap of the mean in 2-D, with the points told about, the options open now and the
-//! recommendation marked. Strategies without a predictive model get a note instead.
+//! recommendation marked; a group model's estimate of each person's utility is drawn beside
+//! the welfare in 1-D. Strategies without a predictive model get a note instead.
 //!
 //! [`Strategy::belief`]: agora_methods::Strategy::belief
 
 use super::spec::MethodSpec;
 use super::store::EventKind;
-use super::study::{Actor, LiveStudy, StudyResult};
+use super::study::{Actor, LiveStudy, OptionView, StudyResult};
 use agora_core::{AnswerKind, Channel, Error, Param, Point, QueryKind, Space};
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Width and height of the figure in pixels.
@@ -51,6 +54,125 @@ pub fn plot_png(study: &LiveStudy) -> StudyResult<Vec<u8>> {
         .write_image(&rgb, w, h, image::ColorType::Rgb8)
         .map_err(drawing_error)?;
     Ok(png)
+}
+
+/// What the model believes, as data (the API's `GET .../belief`): at the open query's
+/// options and the recommendation, and over the figure's grid (1-D, 2-D, or a 2-D slice).
+/// Group models add each person's estimated utility beside the welfare.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BeliefView {
+    /// What the model is a belief about: `objective`, `utility` or `welfare`; `None` when
+    /// the strategy has no model (yet).
+    pub what: Option<&'static str>,
+    /// Why part of it is missing (no model yet; no grid for this space), if it is.
+    pub note: Option<String>,
+    /// The open query's options (labels `A`, `B`, …) and then the recommendation
+    /// (`recommended`), with the belief at each.
+    pub options: Vec<OptionBelief>,
+    /// The belief over the figure's grid, where there is one.
+    pub grid: Option<GridBelief>,
+}
+
+/// The belief at one option.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OptionBelief {
+    /// `A`, `B`, … or `recommended`.
+    pub label: String,
+    /// Parameter names and values in user units.
+    pub params: Vec<(String, agora_core::ParamValue)>,
+    /// Posterior mean and sd.
+    pub mean: f64,
+    /// Posterior sd.
+    pub sd: f64,
+    /// Each person's estimated utility (mean, sd), for group models.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub people: BTreeMap<String, (f64, f64)>,
+}
+
+/// The belief on the figure's grid.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GridBelief {
+    /// The parameters along the grid's axes (1 or 2).
+    pub axes: Vec<String>,
+    /// The fixed coordinates of a slice through a larger space.
+    pub slice: Option<String>,
+    /// Points per axis: unit coordinates `i / (n − 1)` in 1-D, cell centres
+    /// `(i + ½) / n` in 2-D with the first axis fastest.
+    pub n: usize,
+    /// Posterior means at the grid points.
+    pub mean: Vec<f64>,
+    /// Posterior sds at the grid points.
+    pub sd: Vec<f64>,
+}
+
+/// The study's [`BeliefView`]; `people` adds each person's estimated utility (the
+/// facilitator's view: it reflects private ballots).
+pub fn belief_view(study: &LiveStudy, people: bool) -> StudyResult<BeliefView> {
+    let mut options: Vec<OptionView> = study
+        .pending_view(&Actor::Owner)
+        .map(|v| v.options)
+        .unwrap_or_default();
+    if let Some(r) = study.recommendation() {
+        options.push(OptionView {
+            label: "recommended".into(),
+            ..r.option
+        });
+    }
+    let options: Vec<(OptionView, Vec<f64>)> = options
+        .into_iter()
+        .filter_map(|o| unit(&o.point).map(|u| (o, u)))
+        .collect();
+    let pts: Vec<Vec<f64>> = options.iter().map(|(_, u)| u.clone()).collect();
+    let fig = figure(study)?;
+    let what = fig.belief.as_ref().map(|b| b.what).ok();
+    let note = fig.belief.as_ref().err().cloned();
+    let grid = fig.belief.ok().map(|b| GridBelief {
+        axes: b.axes.iter().map(|p| p.name().to_string()).collect(),
+        slice: b.slice,
+        n: b.n,
+        mean: b.grid.iter().map(|p| p.0).collect(),
+        sd: b.grid.iter().map(|p| p.1).collect(),
+    });
+    let beliefs = if pts.is_empty() {
+        Some(Vec::new())
+    } else {
+        study.strategy().belief(&pts)
+    };
+    let Some(beliefs) = beliefs else {
+        return Ok(BeliefView {
+            what: None,
+            note,
+            options: Vec::new(),
+            grid: None,
+        });
+    };
+    let agents = if people && !pts.is_empty() {
+        study.strategy().agent_beliefs(&pts)
+    } else {
+        None
+    };
+    let names = &study.spec().participants;
+    let options = options
+        .into_iter()
+        .zip(beliefs)
+        .enumerate()
+        .map(|(i, ((o, _), (mean, sd)))| OptionBelief {
+            label: o.label,
+            params: o.params,
+            mean,
+            sd,
+            people: agents
+                .as_ref()
+                .map(|a| names.iter().cloned().zip(a[i].iter().copied()).collect())
+                .unwrap_or_default(),
+        })
+        .collect();
+    Ok(BeliefView {
+        what: what.or(Some(what_of(&study.spec().method))),
+        note,
+        options,
+        grid,
+    })
 }
 
 fn drawing_error(e: impl std::fmt::Display) -> Error {
@@ -91,6 +213,11 @@ struct Belief {
     recommended: Option<(Vec<f64>, f64)>,
     /// What the model is a belief about.
     what: &'static str,
+    /// For spaces of more than two parameters: the drawn slice's fixed coordinates, e.g.
+    /// `slice at the recommendation: z = 0.4`.
+    slice: Option<String>,
+    /// For group models in 1-D: each person's estimated utility mean on the grid, by name.
+    agents: Vec<(String, Vec<f64>)>,
 }
 
 fn unit(p: &Point) -> Option<Vec<f64>> {
@@ -103,7 +230,7 @@ fn unit(p: &Point) -> Option<Vec<f64>> {
 fn figure(study: &LiveStudy) -> StudyResult<Figure> {
     let spec = study.spec();
     let start = study.stored().created_ms;
-    let evaluates = matches!(spec.method, MethodSpec::Bo { .. } | MethodSpec::Boap { .. });
+    let evaluates = evaluates(&spec.method);
     let mut asked: BTreeMap<u64, QueryKind> = BTreeMap::new();
     let mut values = Vec::new();
     let mut evaluated: Vec<(Vec<f64>, f64)> = Vec::new();
@@ -208,14 +335,37 @@ fn belief(
                 .into(),
         );
     }
-    if params.len() > 2 {
-        return Err(format!(
-            "The space has {} parameters: the belief is drawn in 1 or 2 dimensions.",
-            params.len()
-        ));
-    }
-    let n = if params.len() == 1 { 200 } else { 40 };
-    let mut pts: Vec<Vec<f64>> = if params.len() == 1 {
+    let rec = study.recommendation().and_then(|r| unit(&r.option.point));
+    // Over more than two parameters: the slice over the first two through the
+    // recommendation (the box's centre before there is one).
+    let dims: Vec<usize> = (0..params.len().min(2)).collect();
+    let base: Vec<f64> = rec.clone().unwrap_or_else(|| vec![0.5; params.len()]);
+    let slice = (params.len() > 2).then(|| {
+        let fixed: Vec<String> = params[2..]
+            .iter()
+            .enumerate()
+            .map(|(k, p)| format!("{} = {}", p.name(), user_label(p, base[k + 2])))
+            .collect();
+        format!(
+            "slice at the {}: {}",
+            if rec.is_some() {
+                "recommendation"
+            } else {
+                "centre"
+            },
+            fixed.join(", ")
+        )
+    });
+    let lift = |g: Vec<f64>| -> Vec<f64> {
+        let mut x = base.clone();
+        for (k, d) in dims.iter().enumerate() {
+            x[*d] = g[k];
+        }
+        x
+    };
+    let project = |x: Vec<f64>| -> Vec<f64> { dims.iter().map(|d| x[*d]).collect() };
+    let n = if dims.len() == 1 { 200 } else { 40 };
+    let mut pts: Vec<Vec<f64>> = if dims.len() == 1 {
         (0..n).map(|i| vec![i as f64 / (n - 1) as f64]).collect()
     } else {
         (0..n * n)
@@ -225,6 +375,9 @@ fn belief(
             })
             .collect()
     };
+    if params.len() > 2 {
+        pts = pts.into_iter().map(lift).collect();
+    }
     let n_grid = pts.len();
     // One call for every point: a model refitted on demand is fitted once.
     let marked: Vec<Vec<f64>> = if evaluates {
@@ -239,7 +392,6 @@ fn belief(
         Some(QueryKind::GroupRate { point, .. }) => unit(point).into_iter().collect(),
         _ => Vec::new(),
     };
-    let rec = study.recommendation().and_then(|r| unit(&r.option.point));
     pts.extend(marked.iter().cloned());
     pts.extend(open.iter().cloned());
     pts.extend(rec.iter().cloned());
@@ -254,16 +406,33 @@ fn belief(
     if b.len() != pts.len() || b.iter().any(|(m, s)| !m.is_finite() || !s.is_finite()) {
         return Err("No belief panel: the model's belief is not finite here.".into());
     }
+    // Each person's estimated utility, for group models, drawn in 1-D.
+    let agents = match study.strategy().agent_beliefs(&pts[..n_grid]) {
+        Some(a) if dims.len() == 1 && a.iter().flatten().all(|(m, _)| m.is_finite()) => study
+            .spec()
+            .participants
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                let means = a
+                    .iter()
+                    .map(|row| row.get(k).map_or(0.0, |p| p.0))
+                    .collect();
+                (name.clone(), means)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let mut rest = b[n_grid..].iter().map(|(m, _)| m.clamp(-CLAMP, CLAMP));
     let mut take = |xs: Vec<Vec<f64>>| -> Vec<(Vec<f64>, f64)> {
         xs.into_iter()
-            .filter_map(|x| rest.next().map(|m| (x, m)))
+            .filter_map(|x| rest.next().map(|m| (project(x), m)))
             .collect()
     };
     let told = if evaluates {
         evaluated
             .into_iter()
-            .map(|(x, y)| (x, y.clamp(-CLAMP, CLAMP)))
+            .map(|(x, y)| (project(x), y.clamp(-CLAMP, CLAMP)))
             .collect()
     } else {
         take(marked)
@@ -271,7 +440,9 @@ fn belief(
     let open = take(open);
     let recommended = take(rec.into_iter().collect()).into_iter().next();
     Ok(Belief {
-        axes: params.clone(),
+        axes: dims.iter().map(|d| params[*d].clone()).collect(),
+        slice,
+        agents,
         n,
         grid: b[..n_grid]
             .iter()
@@ -280,14 +451,24 @@ fn belief(
         told,
         open,
         recommended,
-        what: if evaluates {
-            "objective"
-        } else if matches!(study.spec().method, MethodSpec::Social { .. }) {
-            "welfare"
-        } else {
-            "utility"
-        },
+        what: what_of(&study.spec().method),
     })
+}
+
+/// Whether a method's studies are told measured values (else comparisons or votes).
+fn evaluates(m: &MethodSpec) -> bool {
+    matches!(m, MethodSpec::Bo { .. } | MethodSpec::Boap { .. })
+}
+
+/// What a method's model is a belief about.
+fn what_of(m: &MethodSpec) -> &'static str {
+    if evaluates(m) {
+        "objective"
+    } else if matches!(m, MethodSpec::Social { .. }) {
+        "welfare"
+    } else {
+        "utility"
+    }
 }
 
 type DrawResult = Result<(), String>;
@@ -506,6 +687,11 @@ fn tick(y: f64, lo: f64, hi: f64) -> String {
 }
 
 /// The user-unit value of unit coordinate `t` of a parameter, for axis labels.
+/// `; slice at …` for a slice of a larger space, else nothing.
+fn slice_note(b: &Belief) -> String {
+    b.slice.as_ref().map_or(String::new(), |s| format!("; {s}"))
+}
+
 fn user_label(p: &Param, t: f64) -> String {
     let t = t.clamp(0.0, 1.0);
     match p {
@@ -577,11 +763,12 @@ fn draw_1d<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Belief) -> Dra
         b.grid
             .iter()
             .flat_map(|(m, s)| [m + 2.0 * s, m - 2.0 * s])
-            .chain(b.told.iter().map(|(_, v)| *v)),
+            .chain(b.told.iter().map(|(_, v)| *v))
+            .chain(b.agents.iter().flat_map(|(_, m)| m.iter().copied())),
     );
     let mut chart = ChartBuilder::on(area)
         .caption(
-            format!("model belief: {} mean ± 2 sd", b.what),
+            format!("model belief: {} mean ± 2 sd{}", b.what, slice_note(b)),
             ("sans-serif", 16),
         )
         .margin(12)
@@ -625,6 +812,19 @@ fn draw_1d<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Belief) -> Dra
         .map_err(e)?
         .label("mean")
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], blue));
+    for (k, (name, means)) in b.agents.iter().enumerate() {
+        let c = Palette99::pick(k + 1).stroke_width(1);
+        chart
+            .draw_series(DashedLineSeries::new(
+                ts.iter().zip(means).map(|(t, m)| (*t, clamp(*m))),
+                5,
+                4,
+                c,
+            ))
+            .map_err(e)?
+            .label(format!("{name} (estimated)"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c));
+    }
     markers(&mut chart, b, |x, v| (x[0], v))?;
     legend(&mut chart)
 }
@@ -661,10 +861,11 @@ fn draw_2d<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Belief) -> Dra
     let mut chart = ChartBuilder::on(area)
         .caption(
             format!(
-                "model belief: mean {} (dark {} to light {})",
+                "model belief: mean {} (dark {} to light {}){}",
                 b.what,
                 number(lo),
-                number(hi)
+                number(hi),
+                slice_note(b)
             ),
             ("sans-serif", 16),
         )
