@@ -472,6 +472,15 @@ impl Strategy for Cbo {
     fn n_answered(&self) -> usize {
         self.rounds
     }
+
+    /// The shared GP's posterior of the objective (its fixed hyperparameters, every value
+    /// so far): the model the acquisition reads. `None` before the first values.
+    fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
+        let gp = self.gp.as_ref()?;
+        let xs = agora_gp::rows_to_mat("points", points, self.space.dim()).ok()?;
+        let (m, v) = gp.predict(xs.as_ref()).ok()?;
+        Some(m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect())
+    }
 }
 
 #[cfg(test)]
@@ -544,6 +553,51 @@ mod tests {
             },
         };
         assert!(Answer::values(&q, vec![1.0, 2.0]).is_err());
+    }
+
+    /// The belief is the shared GP's: none before values, near each value told (within
+    /// three sds of the latent and the noise), and surer there than at a far corner.
+    #[test]
+    fn the_belief_is_the_shared_gps_and_follows_the_values() {
+        let space = Space::reals(&[(0.0, 1.0); 6]).unwrap();
+        let mut cfg = CboConfig::hartmann6(0.4);
+        cfg.n_init = 2;
+        let noise = cfg.gp.noise_var;
+        let mut s = Cbo::new(space, cfg, 7).unwrap();
+        assert!(s.belief(&[vec![0.5; 6]]).is_none());
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let q = s.ask().unwrap();
+            let QueryKind::Evaluate { points } = &q.kind else {
+                panic!()
+            };
+            let us: Vec<Vec<f64>> = points
+                .iter()
+                .map(|p| match p {
+                    Point::Unit(u) => u.clone(),
+                    _ => panic!(),
+                })
+                .collect();
+            let vals: Vec<f64> = us
+                .iter()
+                .map(|u| u.iter().map(|v| (v - 0.3).powi(2)).sum::<f64>().neg_exp())
+                .collect();
+            xs.extend(us);
+            ys.extend(vals.iter().copied());
+            s.tell(&Answer::values(&q, vals).unwrap()).unwrap();
+        }
+        let b = s.belief(&xs).unwrap();
+        for ((m, sd), y) in b.iter().zip(&ys) {
+            assert!(
+                (m - y).abs() <= 3.0 * (sd * sd + noise).sqrt(),
+                "{m} ± {sd} vs {y}"
+            );
+        }
+        let far = s.belief(&[vec![1.0; 6]]).unwrap()[0].1;
+        assert!(
+            b.iter().all(|p| p.1 < far),
+            "sd at the data vs {far} at the far corner"
+        );
     }
 
     trait NegExp {
