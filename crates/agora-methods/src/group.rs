@@ -7,7 +7,9 @@
 //!
 //! A strict majority of the votes cast (abstentions excluded) picks the winner; an even
 //! split, or no votes at all, is a tie ("can't tell"), which the inner [`Pbo`] counts
-//! without learning from it.
+//! without learning from it. With [`PboConfig::learn_rater_noise`] (`raters=learned`)
+//! every decisive vote is instead a comparison of its own, and the model learns each
+//! member's noise scale, so that a member who votes at random gets little weight.
 
 use crate::open::{self, AskTell, OpenQuery};
 use crate::{Pbo, PboConfig, Strategy};
@@ -105,6 +107,17 @@ impl AskTell for GroupPbo {
                 "a group vote needs `votes` (one winner index or null per agent)",
             ));
         };
+        if self.inner.learns_rater_noise() {
+            let named: Vec<(String, usize)> = self
+                .agents
+                .iter()
+                .zip(votes)
+                .filter_map(|(a, v)| v.map(|w| (a.clone(), w)))
+                .collect();
+            return self
+                .inner
+                .record_votes(q.id, &named, Self::majority(votes, points.len()));
+        }
         let kind = match Self::majority(votes, points.len()) {
             Some(winner) => AnswerKind::Choice {
                 winner,
@@ -144,6 +157,10 @@ impl Strategy for GroupPbo {
 
     fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
         self.inner.belief(points)
+    }
+
+    fn rater_noise(&self) -> Option<Vec<(String, f64)>> {
+        self.inner.rater_noise()
     }
 
     fn snapshot(&self) -> Result<Option<serde_json::Value>> {
@@ -189,6 +206,77 @@ mod tests {
         assert_eq!(GroupPbo::majority(&[Some(0), Some(1)], 2), None);
         assert_eq!(GroupPbo::majority(&[None, None], 2), None);
         assert_eq!(GroupPbo::majority(&[], 2), None);
+    }
+
+    /// A group of four: three who prefer the option nearer 0.7 and one who votes by a
+    /// seeded coin. With learned rater noise, the coin voter's weight (1/scale², relative
+    /// to the heaviest member's) falls as the rounds go on, the others' stays high, and
+    /// the group's recommendation is the three's optimum; the run replays exactly (a
+    /// snapshot restored mid-way gives the same scales and queries).
+    #[test]
+    fn a_random_voters_weight_falls_when_rater_noise_is_learned() {
+        use rand::RngExt;
+        let space = Space::reals(&[(0.0, 1.0)]).unwrap();
+        let agents: Vec<String> = ["ann", "bob", "cy", "coin"].map(String::from).to_vec();
+        let mut cfg = PboConfig::new(PairRule::Eubo);
+        cfg.learn_rater_noise = true;
+        let mut s = GroupPbo::new(space.clone(), cfg.clone(), agents.clone(), 5).unwrap();
+        let mut coin = agora_math::rng::stream(77, &[1]);
+        let weight = |s: &GroupPbo, who: &str| {
+            let noise = s.rater_noise().unwrap();
+            let w = |n: f64| 1.0 / (n * n);
+            let top = noise.iter().map(|(_, n)| w(*n)).fold(0.0, f64::max);
+            w(noise.iter().find(|(r, _)| r == who).unwrap().1) / top
+        };
+        let mut seen = Vec::new();
+        for round in 1..=24 {
+            let q = s.ask().unwrap();
+            let QueryKind::GroupVote { points, .. } = &q.kind else {
+                panic!("{q:?}")
+            };
+            let x: Vec<f64> = points
+                .iter()
+                .map(|p| match p {
+                    Point::Unit(u) => u[0],
+                    Point::Index(_) => unreachable!(),
+                })
+                .collect();
+            let honest = usize::from((x[1] - 0.7).abs() < (x[0] - 0.7).abs());
+            let votes = vec![
+                Some(honest),
+                Some(honest),
+                Some(honest),
+                Some(usize::from(coin.random::<bool>())),
+            ];
+            s.tell(&Answer {
+                query_id: q.id,
+                kind: AnswerKind::Votes { votes },
+            })
+            .unwrap();
+            if round == 12 {
+                // Mid-way, a snapshot restored into a fresh build is the same learner.
+                let snap = s.snapshot().unwrap().unwrap();
+                let mut r = GroupPbo::new(space.clone(), cfg.clone(), agents.clone(), 5).unwrap();
+                r.restore(&snap).unwrap();
+                assert_eq!(r.rater_noise(), s.rater_noise());
+                assert_eq!(r.clone().ask().unwrap(), s.clone().ask().unwrap());
+            }
+            if [6, 12, 24].contains(&round) {
+                seen.push(weight(&s, "coin"));
+            }
+        }
+        assert!(seen[2] < seen[0], "the coin's weight falls: {seen:?}");
+        assert!(seen[2] < 0.1, "the coin ends with little weight: {seen:?}");
+        for who in ["ann", "bob", "cy"] {
+            assert!(weight(&s, who) > 0.5, "{who}: {:?}", s.rater_noise());
+        }
+        let Some((Point::Unit(x), _)) = s.recommend() else {
+            panic!()
+        };
+        assert!((x[0] - 0.7).abs() < 0.1, "recommended {x:?}");
+        // Without learning, the majority is what is learned and no scales are reported.
+        let plain = GroupPbo::new(space, PboConfig::new(PairRule::Eubo), agents, 5).unwrap();
+        assert!(plain.rater_noise().is_none());
     }
 
     #[test]

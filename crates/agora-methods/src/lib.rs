@@ -135,6 +135,12 @@ pub trait Strategy: Send + std::fmt::Debug {
         let _ = points;
         None
     }
+    /// For strategies that learn how reliable each rater is: every rater's noise scale,
+    /// in multiples of the model's noise (a rater's weight goes as 1/scale²). `None` when
+    /// the strategy treats every rater alike.
+    fn rater_noise(&self) -> Option<Vec<(String, f64)>> {
+        None
+    }
     /// For group strategies: each agent's estimated (true, influence-free) utility at
     /// unit-cube points, as `[point][agent] = (mean, sd)`, beside [`Strategy::belief`]'s
     /// welfare. `None` when the strategy models no agents, or has no model yet.

@@ -69,6 +69,13 @@ impl<P> OpenQuery<P> {
         &self.open
     }
 
+    /// Close the open query `id` without an answer through [`tell`] (a wrapper that
+    /// records the answer its own way), returning it with what was remembered.
+    pub(crate) fn take(&mut self, id: u64) -> Option<(Query, P)> {
+        let i = self.open.iter().position(|(q, _)| q.id == id)?;
+        Some(self.open.remove(i))
+    }
+
     /// Open queries restored from [`OpenQuery::entries`].
     pub fn from_entries(open: Vec<(Query, P)>) -> OpenQuery<P> {
         OpenQuery { open }

@@ -60,7 +60,17 @@ pub struct PboConfig {
     /// Start each hyperparameter fit from the previous fit's values (`false`: from the
     /// model's configured starting values every time, as BoTorch re-creates its model).
     pub warm_start: bool,
+    /// Learn a noise scale per rater (the `rater` each answer names; every vote of a
+    /// group, see [`crate::GroupPbo`]), so that a rater who answers at random gets little
+    /// weight ([`Pbo::rater_scales`]). `false`: every comparison has the model's noise.
+    pub learn_rater_noise: bool,
 }
+
+/// Bounds of a rater's learned noise scale, in multiples of the model's unit probit noise
+/// (a comparison's weight goes as 1/scale²): 0.2 (25 times the weight) to 20 (1/400: a
+/// coin over any utility gap the model spans). A log-normal prior centred on 1 (sd 1 in
+/// log scale) keeps a rater with few votes near the model's noise.
+pub const RATER_SCALE_BOUNDS: (f64, f64) = (0.2, 20.0);
 
 impl PboConfig {
     /// Defaults: BoTorch `PairwiseGP` model, 256 raw samples, 8 restarts.
@@ -83,6 +93,7 @@ impl PboConfig {
             initial_pairs: Vec::new(),
             trust_region: None,
             warm_start: true,
+            learn_rater_noise: false,
         }
     }
 }
@@ -104,6 +115,8 @@ pub struct Pbo {
     /// The warm start the current model was fitted from (what a snapshot refits with).
     fit_warm: Option<Vec<f64>>,
     last_winner: Option<usize>,
+    /// Each rater's learned noise scale, with [`PboConfig::learn_rater_noise`].
+    rater_scales: std::collections::BTreeMap<String, f64>,
 }
 
 /// The format of [`Pbo`]'s snapshots; raised whenever [`PboState`] changes meaning.
@@ -179,6 +192,7 @@ impl Pbo {
             hyper: None,
             fit_warm: None,
             last_winner: None,
+            rater_scales: std::collections::BTreeMap::new(),
         })
     }
 
@@ -220,6 +234,18 @@ impl Pbo {
         self.cfg.n_init_pairs.unwrap_or(2 * self.space.dim() + 2)
     }
 
+    /// Whether it learns a noise scale per rater ([`PboConfig::learn_rater_noise`]).
+    pub fn learns_rater_noise(&self) -> bool {
+        self.cfg.learn_rater_noise
+    }
+
+    /// Each rater's learned noise scale (multiples of the model's noise; weight ∝
+    /// 1/scale²), by name (`""` for answers that named none); empty unless
+    /// [`PboConfig::learn_rater_noise`] is set and at least two raters answered.
+    pub fn rater_scales(&self) -> &std::collections::BTreeMap<String, f64> {
+        &self.rater_scales
+    }
+
     fn refit(&mut self) -> Result<()> {
         if self.comps.is_empty() {
             return Ok(());
@@ -227,11 +253,132 @@ impl Pbo {
         let d = self.space.dim();
         let x = Mat::from_fn(self.points.len(), d, |i, j| self.points[i][j]);
         let warm = self.hyper.clone().filter(|_| self.cfg.warm_start);
-        let (gp, _) = PreferenceGp::fit(x, self.comps.clone(), &self.cfg.model, warm.as_deref())?;
+        let several = self.cfg.learn_rater_noise && {
+            let first = self.raters.first();
+            self.raters.iter().any(|r| Some(r) != first)
+        };
+        // With learned rater noise: from unit scales, fit, estimate every rater's scale
+        // on that fit, and refit, twice (a function of the comparisons and the warm start
+        // alone, so a snapshot's refit gives the same model).
+        if several {
+            for c in &mut self.comps {
+                c.scale = 1.0;
+            }
+        }
+        let (mut gp, _) = PreferenceGp::fit(
+            x.clone(),
+            self.comps.clone(),
+            &self.cfg.model,
+            warm.as_deref(),
+        )?;
+        if several {
+            for _ in 0..2 {
+                let scales = self.estimate_rater_scales(&gp, x.as_ref())?;
+                for (c, r) in self.comps.iter_mut().zip(&self.raters) {
+                    c.scale = scales[r.as_deref().unwrap_or("")];
+                }
+                let params = gp.kernel().params();
+                gp = PreferenceGp::fit(
+                    x.clone(),
+                    self.comps.clone(),
+                    &self.cfg.model,
+                    Some(&params),
+                )?
+                .0;
+                self.rater_scales = scales;
+            }
+        }
         self.hyper = Some(gp.kernel().params());
         self.fit_warm = warm;
         self.gp = Some(gp);
         Ok(())
+    }
+
+    /// Each rater's noise scale that best explains their comparisons under `gp` (the
+    /// probit of the utility gap, the posterior's uncertainty about the gap added:
+    /// `Φ(Δμ / √(2s² + Var Δf))`), with a log-normal prior on `s` centred on 1, maximized
+    /// over a grid of 81 values across [`RATER_SCALE_BOUNDS`] in log scale.
+    fn estimate_rater_scales(
+        &self,
+        gp: &PreferenceGp,
+        x: faer::MatRef<'_, f64>,
+    ) -> Result<std::collections::BTreeMap<String, f64>> {
+        let (mu, cov) = gp.predict_cov(x)?;
+        let mut by: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
+        for (c, r) in self.comps.iter().zip(&self.raters) {
+            let gap = mu[c.winner] - mu[c.loser];
+            let var = (cov[(c.winner, c.winner)] + cov[(c.loser, c.loser)]
+                - 2.0 * cov[(c.winner, c.loser)])
+                .max(0.0);
+            by.entry(r.clone().unwrap_or_default())
+                .or_default()
+                .push((gap, var));
+        }
+        let (lo, hi) = (RATER_SCALE_BOUNDS.0.ln(), RATER_SCALE_BOUNDS.1.ln());
+        Ok(by
+            .into_iter()
+            .map(|(r, obs)| {
+                let score = |ls: f64| {
+                    let s2 = (2.0 * ls).exp();
+                    let ll: f64 = obs
+                        .iter()
+                        .map(|(g, v)| agora_math::special::log_ndtr(g / (2.0 * s2 + v).sqrt()))
+                        .sum();
+                    ll - 0.5 * ls * ls
+                };
+                let best = (0..=80)
+                    .map(|k| lo + (hi - lo) * k as f64 / 80.0)
+                    .map(|ls| (ls, score(ls)))
+                    .fold(
+                        (0.0, f64::NEG_INFINITY),
+                        |a, b| if b.1 > a.1 { b } else { a },
+                    );
+                (r, best.0.exp())
+            })
+            .collect())
+    }
+
+    /// Record every member's vote on the open pair `query_id` as a comparison of its own,
+    /// named by the member (a group's round with [`PboConfig::learn_rater_noise`]):
+    /// `votes` holds `(member, option)` for the decisive votes, `leader` the majority's
+    /// option if there is one (the next round's previous winner). No decisive vote is a
+    /// tie. Errors: no open query of that id (nothing changes).
+    pub(crate) fn record_votes(
+        &mut self,
+        query_id: u64,
+        votes: &[(String, usize)],
+        leader: Option<usize>,
+    ) -> Result<()> {
+        let (_, options) = self.open.take(query_id).ok_or(Error::NoOpenQuery)?;
+        if let Some((who, w)) = votes.iter().find(|(_, w)| *w >= options.len()) {
+            return Err(Error::invalid(
+                "votes",
+                format!(
+                    "{who}'s vote names option {w}; the pair has {}",
+                    options.len()
+                ),
+            ));
+        }
+        let idx: Vec<usize> = options.iter().map(|x| self.point_index(x)).collect();
+        let mut informative = false;
+        for (who, w) in votes {
+            let wi = idx[*w];
+            for (k, &l) in idx.iter().enumerate() {
+                if k != *w && l != wi {
+                    self.comps.push(Comparison::new(wi, l));
+                    self.raters.push(Some(who.clone()));
+                    informative = true;
+                }
+            }
+        }
+        if !informative {
+            self.ties += 1;
+        }
+        if let Some(m) = leader {
+            self.last_winner = Some(idx[m]);
+        }
+        self.answered += 1;
+        self.refit()
     }
 
     /// The state as plain data ([`PboState`]).
@@ -389,6 +536,15 @@ impl Strategy for Pbo {
 
     fn tell(&mut self, answer: &Answer) -> Result<()> {
         open::tell(self, answer)
+    }
+
+    fn rater_noise(&self) -> Option<Vec<(String, f64)>> {
+        (!self.rater_scales.is_empty()).then(|| {
+            self.rater_scales
+                .iter()
+                .map(|(r, s)| (r.clone(), *s))
+                .collect()
+        })
     }
 
     fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {

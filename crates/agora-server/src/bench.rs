@@ -118,6 +118,7 @@ fn create(state: &AppState, voters: usize) -> Result<StoredStudy, String> {
             space: Space::reals(&[(0.0, 1.0), (0.0, 1.0)]).map_err(|e| e.to_string())?,
             method: MethodSpec::GroupPairs {
                 rule: "eubo".into(),
+                raters: "equal".into(),
             },
             seed: 0,
             participants: names,

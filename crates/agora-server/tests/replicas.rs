@@ -45,6 +45,7 @@ fn group(state: &AppState, participants: usize) -> StoredStudy {
             space: Space::reals(&[(0.0, 1.0), (0.0, 1.0)]).unwrap(),
             method: MethodSpec::GroupPairs {
                 rule: "eubo".into(),
+                raters: "equal".into(),
             },
             seed: 7,
             participants: (0..participants).map(|i| format!("p{i:02}")).collect(),

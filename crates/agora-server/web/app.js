@@ -487,6 +487,14 @@
         h('dt', null, 'Public rounds'), h('dd', { 'data-testid': 'public-rounds' }, String(s.public_rounds)),
         h('dt', null, 'Private rounds'), h('dd', { 'data-testid': 'private-rounds' }, String(s.private_rounds)),
         h('dt', null, 'Events in the log'), h('dd', null, String(s.events))),
+      s.raters && s.raters.length ? [
+        h('h3', null, 'Raters’ weight in the model'),
+        h('ul', { class: 'voters', id: 'rater-weights' }, s.raters.map(function (r) {
+          return h('li', { class: r.weight < 0.25 ? 'waiting' : 'done', 'data-rater': r.rater, 'data-weight': r.weight },
+            h('span', { class: 'who' }, r.rater), h('span', { class: 'state' }, Math.round(100 * r.weight) + '%'));
+        })),
+        h('p', { class: 'muted small' }, 'Learned from how consistently each person votes with the rest: ' +
+          'someone who votes at random ends with little weight.')] : null,
       h('p', null, h('a', {
         class: 'download',
         href: base + '/events?format=csv&token=' + encodeURIComponent(token),

@@ -580,6 +580,67 @@ fn a_three_parameter_study_draws_a_slice_through_the_recommendation() {
     assert_eq!((grid.mean[i + n * j], grid.sd[i + n * j]), at);
 }
 
+/// A group-pairs study with `raters = "learned"` and one member voting by coin: the status
+/// shows the coin's weight far below the others', and the study reopens (from its
+/// snapshot, and by replaying its whole log) to the same status.
+#[test]
+fn a_group_study_learns_that_a_coin_voter_deserves_little_weight() {
+    // The coin: SplitMix64's output bit for each round.
+    let coin = |i: u64| {
+        let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) & 1) as usize
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_file(dir.path(), "s.db");
+    let method =
+        MethodSpec::from_knobs("group-pairs", &[("raters".into(), "learned".into())]).unwrap();
+    let mut sp = spec("g", method, &["ann", "bob", "cy", "coin"]);
+    sp.space = Space::reals(&[(0.0, 1.0)]).unwrap();
+    let mut s = LiveStudy::create(store.clone(), sp).unwrap();
+    for _ in 0..16 {
+        let q = s.pending().unwrap().clone();
+        let QueryKind::GroupVote { points, .. } = &q.kind else {
+            panic!("{q:?}")
+        };
+        let x: Vec<f64> = points.iter().map(|p| unit(p)[0]).collect();
+        let honest = usize::from((x[1] - 0.3).abs() < (x[0] - 0.3).abs());
+        for (who, v) in [("ann", honest), ("bob", honest), ("cy", honest)]
+            .into_iter()
+            .chain([("coin", coin(q.id))])
+        {
+            s.ballot(&Actor::Owner, q.id, who, Ballot::Vote { choice: Some(v) })
+                .unwrap();
+        }
+    }
+    let st = s.status(&Actor::Facilitator);
+    let w = |who: &str| st.raters.iter().find(|r| r.rater == who).unwrap().weight;
+    assert!(w("coin") < 0.1, "{:?}", st.raters);
+    for who in ["ann", "bob", "cy"] {
+        assert!(w(who) > 0.5, "{:?}", st.raters);
+    }
+    let json = |s: &LiveStudy| serde_json::to_string(&s.status(&Actor::Facilitator)).unwrap();
+    let reopened = LiveStudy::open(store.clone(), "g").unwrap();
+    assert!(
+        reopened.restored_from().is_some(),
+        "opened from its snapshot"
+    );
+    assert_eq!(json(&reopened), json(&s));
+    let copy = open_file(dir.path(), "copy.db");
+    copy.create(s.stored()).unwrap();
+    let events: Vec<EventKind> = s
+        .events(&Actor::Facilitator)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind)
+        .collect();
+    copy.append("g", 0, &events).unwrap();
+    let replayed = LiveStudy::open(copy, "g").unwrap();
+    assert_eq!(replayed.restored_from(), None);
+    assert_eq!(json(&replayed), json(&s));
+}
+
 #[test]
 fn a_rating_study_collects_one_rating_per_person_and_resumes_exactly() {
     let dir = tempfile::tempdir().unwrap();

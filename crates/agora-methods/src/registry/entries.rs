@@ -48,6 +48,13 @@ const RULE: Knob = Knob {
     doc: "pair rule: EUBO, pairwise BALD, or the previous winner against the EUBO challenger",
 };
 
+const RATERS: Knob = Knob {
+    name: "raters",
+    kind: KnobKind::Choice(&["equal", "learned"]),
+    default: KnobDefault::Value("equal"),
+    doc: "equal: every rater has the model's noise (a group's majority is one comparison); learned: a noise scale per rater (each group vote a comparison of its own), so a rater who answers at random gets little weight",
+};
+
 const PREF_MODEL: Knob = Knob {
     name: "model",
     kind: KnobKind::Choice(&["botorch", "people"]),
@@ -342,9 +349,10 @@ pub(super) const METHODS: &[Method] = &[
         feedback: &[Feedback::Pairs],
         spaces: Spaces::Boxes,
         participants: None,
-        knobs: &[RULE, PREF_MODEL, TRUST_REGION],
+        knobs: &[RULE, PREF_MODEL, TRUST_REGION, RATERS],
         build: |k, s| {
             let mut cfg = PboConfig::new(pair_rule(k)?);
+            cfg.learn_rater_noise = k.choice("raters")? == "learned";
             if k.choice("model")? == "people" {
                 cfg.model = crate::PreferenceSuggesterConfig::people_model();
             }
@@ -404,9 +412,10 @@ pub(super) const METHODS: &[Method] = &[
             max: usize::MAX,
             why_max: "",
         }),
-        knobs: &[RULE],
+        knobs: &[RULE, RATERS],
         build: |k, s| {
-            let cfg = PboConfig::new(pair_rule(k)?);
+            let mut cfg = PboConfig::new(pair_rule(k)?);
+            cfg.learn_rater_noise = k.choice("raters")? == "learned";
             Ok(Box::new(GroupPbo::new(
                 s.space,
                 cfg,

@@ -19,6 +19,6 @@ pub use store::{
     StoredSnapshot, StoredStudy, Subscription, new_token, open_store, test_postgres_url,
 };
 pub use study::{
-    Actor, BallotRequest, HeldQuery, LiveStudy, OptionView, Outcome, PendingView, Recommendation,
-    Status, StudyError, StudyResult, iso_utc,
+    Actor, BallotRequest, HeldQuery, LiveStudy, OptionView, Outcome, PendingView, RaterWeight,
+    Recommendation, Status, StudyError, StudyResult, iso_utc,
 };

@@ -60,12 +60,21 @@ pub enum MethodSpec {
         /// Pair rule: `eubo`, `bald` or `winner` (incumbent against the EUBO pick).
         #[serde(default = "default_rule")]
         rule: String,
+        /// `equal` (every rater has the model's noise) or `learned` (a noise scale per
+        /// rater the answers name).
+        #[serde(default = "default_raters")]
+        raters: String,
     },
-    /// The group votes publicly on each pair; the majority's choice is learned from.
+    /// The group votes publicly on each pair; the majority's choice is learned from
+    /// (`raters = "learned"`: every vote, with a noise scale learned per member).
     GroupPairs {
         /// Pair rule: `eubo`, `bald` or `winner`.
         #[serde(default = "default_rule")]
         rule: String,
+        /// `equal` (the majority is one comparison) or `learned` (each vote a comparison,
+        /// a noise scale learned per member, so a random voter gets little weight).
+        #[serde(default = "default_raters")]
+        raters: String,
     },
     /// Social BO: public votes every round, private votes when the graph is uncertain.
     Social {
@@ -126,6 +135,10 @@ pub enum MethodSpec {
 fn default_bo() -> String {
     "gp-logei".into()
 }
+fn default_raters() -> String {
+    "equal".into()
+}
+
 fn default_rule() -> String {
     "eubo".into()
 }
@@ -433,7 +446,8 @@ mod tests {
         assert_eq!(
             m,
             MethodSpec::Pairs {
-                rule: "bald".into()
+                rule: "bald".into(),
+                raters: "equal".into()
             }
         );
         let m = MethodSpec::from_knobs("sbo", &[("rho".into(), "0.5".into())]).unwrap();

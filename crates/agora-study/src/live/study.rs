@@ -195,6 +195,22 @@ pub struct Status {
     pub stalled: Option<String>,
     /// The recommendation so far.
     pub recommendation: Option<Recommendation>,
+    /// How much the model trusts each rater, for methods that learn it (`raters =
+    /// "learned"`); left out of the JSON otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub raters: Vec<RaterWeight>,
+}
+
+/// One rater's learned reliability ([`agora_methods::Strategy::rater_noise`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RaterWeight {
+    /// The rater.
+    pub rater: String,
+    /// Their noise scale, in multiples of the model's noise.
+    pub noise: f64,
+    /// Their weight in the model (1/noise²) relative to the most trusted rater's: 1 for
+    /// the most trusted, near 0 for one who answers at random.
+    pub weight: f64,
 }
 
 /// A study with its strategy in memory.
@@ -1527,7 +1543,27 @@ impl LiveStudy {
             pending: self.pending_view(actor),
             stalled: self.stalled.clone(),
             recommendation: self.recommendation(),
+            raters: self.rater_weights(),
         }
+    }
+
+    /// Each rater's learned reliability, most trusted first (empty for methods that treat
+    /// every rater alike).
+    pub fn rater_weights(&self) -> Vec<RaterWeight> {
+        let Some(noise) = self.strategy.rater_noise() else {
+            return Vec::new();
+        };
+        let top = noise.iter().map(|(_, n)| 1.0 / (n * n)).fold(0.0, f64::max);
+        let mut out: Vec<RaterWeight> = noise
+            .into_iter()
+            .map(|(rater, n)| RaterWeight {
+                rater,
+                noise: n,
+                weight: 1.0 / (n * n) / top,
+            })
+            .collect();
+        out.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.rater.cmp(&b.rater)));
+        out
     }
 
     /// The log as `actor` may see it: participants do not see others' private ballots.

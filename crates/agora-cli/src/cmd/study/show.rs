@@ -272,6 +272,14 @@ pub(super) fn status(a: ShowArgs, out: &mut impl Write) -> Result<()> {
         )?;
     }
     writeln!(out, "; {} events in the log", st.events)?;
+    if !st.raters.is_empty() {
+        let w: Vec<String> = st
+            .raters
+            .iter()
+            .map(|r| format!("{} {:.0}%", r.rater, 100.0 * r.weight))
+            .collect();
+        writeln!(out, "raters' weight in the model: {}", w.join(", "))?;
+    }
     match &st.pending {
         Some(v) => {
             write!(out, "open: query {} ({})", v.query_id, v.kind)?;
