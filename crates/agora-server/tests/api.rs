@@ -313,15 +313,25 @@ async fn the_studies_index_needs_the_admin_token_and_follows_each_study() {
     assert_eq!(row["state"], format!("question {qid} open: 2 of 3 voted"));
     assert_eq!(row["open"][0]["voted"], json!(["ann", "bob"]));
     vote_round(&state, &st).await;
-    let row = list(state.clone()).await[0].clone();
-    let (_, status) = call(
-        &state,
-        "GET",
-        "/api/studies/meet",
-        Some(&st.facilitator_token),
-        None,
-    )
-    .await;
+    // The server asks the next question after acknowledging the last ballot: wait until
+    // it is stored, then the index and the status agree.
+    let mut tries = 0;
+    let (row, status) = loop {
+        let (_, status) = call(
+            &state,
+            "GET",
+            "/api/studies/meet",
+            Some(&st.facilitator_token),
+            None,
+        )
+        .await;
+        let row = list(state.clone()).await[0].clone();
+        if row["events"] == status["seq"] || tries == 100 {
+            break (row, status);
+        }
+        tries += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     assert_eq!(row["answered"], status["status"]["answered"]);
     assert_eq!(row["events"], status["seq"]);
     assert!(row["answered"].as_u64().unwrap() >= 1);
@@ -337,17 +347,23 @@ async fn the_belief_shows_each_persons_utility_to_the_facilitator_only() {
     let view = loop {
         let (code, v) = call(&state, "GET", "/api/studies/meet/belief", Some(&fac), None).await;
         assert_eq!(code, StatusCode::OK, "{v}");
-        if v["options"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|o| o["label"] == "recommended")
-        {
+        // The pair on the table (asked once the last round is stored) and a recommendation.
+        let has = |l: &str| {
+            v["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|o| o["label"] == l)
+        };
+        if has("A") && has("recommended") {
             break v;
         }
-        assert!(rounds < 6, "no belief after {rounds} rounds: {v}");
-        vote_round(&state, &st).await;
+        assert!(rounds < 300, "no belief with a pair on the table: {v}");
+        if rounds % 50 == 49 {
+            vote_round(&state, &st).await;
+        }
         rounds += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
     assert_eq!(view["what"], "welfare");
     // The open pair and the recommendation, each with every person's estimate.
