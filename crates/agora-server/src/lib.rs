@@ -994,6 +994,32 @@ fn page(body: &'static str, ctype: &'static str) -> Response {
         .into_response()
 }
 
+/// `GET /api/openapi.json`: the API document, its `servers` entry the address the client
+/// reached (the request's `Host`), so a generated client calls this server whatever port
+/// it listens on.
+async fn openapi(headers: HeaderMap) -> Response {
+    static DOC: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    let mut doc = DOC
+        .get_or_init(|| serde_json::from_str(OPENAPI).unwrap_or(serde_json::Value::Null))
+        .clone();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            !h.is_empty()
+                && h.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c))
+        });
+    if let (Some(h), Some(obj)) = (host, doc.as_object_mut()) {
+        obj.insert("servers".into(), json!([{ "url": format!("http://{h}") }]));
+    }
+    (
+        [(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))],
+        axum::Json(doc),
+    )
+        .into_response()
+}
+
 /// The router: the API under `/api`, the page at `/`.
 pub fn router(state: AppState) -> Router {
     Router::new()
@@ -1010,10 +1036,7 @@ pub fn router(state: AppState) -> Router {
             get(|| async { page(STYLE_CSS, "text/css; charset=utf-8") }),
         )
         .route("/healthz", get(|| async { "ok" }))
-        .route(
-            "/api/openapi.json",
-            get(|| async { page(OPENAPI, "application/json") }),
-        )
+        .route("/api/openapi.json", get(openapi))
         .route("/api/studies", post(create).get(index))
         .route("/api/studies/{name}", get(status))
         .route("/api/studies/{name}/query", get(pending))

@@ -604,9 +604,26 @@ async fn errors_are_structured_and_name_the_field() {
     )
     .await;
     assert_eq!(code, StatusCode::CONFLICT, "{v}");
-    // The OpenAPI description parses and lists the endpoints.
+    // The OpenAPI description parses and lists the endpoints; its `servers` entry is the
+    // address the client reached, and it allows no negative query id.
     let (code, o) = call(&state, "GET", "/api/openapi.json", None, None).await;
     assert_eq!(code, StatusCode::OK);
+    let req = Request::builder()
+        .uri("/api/openapi.json")
+        .header("host", "127.0.0.1:9931")
+        .body(Body::empty())
+        .unwrap();
+    let res = router(state.clone()).oneshot(req).await.unwrap();
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 22)
+        .await
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(doc["servers"][0]["url"], "http://127.0.0.1:9931");
+    assert_eq!(
+        doc["components"]["schemas"]["BallotRequest"]["properties"]["query_id"]["minimum"], 0,
+        "{}",
+        doc["components"]["schemas"]
+    );
     for p in [
         "/api/studies/{name}",
         "/api/studies/{name}/ballot",
