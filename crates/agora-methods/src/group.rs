@@ -199,6 +199,20 @@ mod tests {
     use super::*;
     use crate::PairRule;
 
+    /// The two options of a group vote over a 1-D box.
+    fn pair_1d(q: &Query) -> Vec<f64> {
+        let QueryKind::GroupVote { points, .. } = &q.kind else {
+            panic!("not a group vote: {q:?}")
+        };
+        points
+            .iter()
+            .map(|p| match p {
+                Point::Unit(u) => u[0],
+                Point::Index(_) => unreachable!(),
+            })
+            .collect()
+    }
+
     #[test]
     fn majority_counts_votes_and_splits_are_ties() {
         assert_eq!(GroupPbo::majority(&[Some(0), Some(1), Some(0)], 2), Some(0));
@@ -231,16 +245,7 @@ mod tests {
         let mut seen = Vec::new();
         for round in 1..=24 {
             let q = s.ask().unwrap();
-            let QueryKind::GroupVote { points, .. } = &q.kind else {
-                panic!("{q:?}")
-            };
-            let x: Vec<f64> = points
-                .iter()
-                .map(|p| match p {
-                    Point::Unit(u) => u[0],
-                    Point::Index(_) => unreachable!(),
-                })
-                .collect();
+            let x = pair_1d(&q);
             let honest = usize::from((x[1] - 0.7).abs() < (x[0] - 0.7).abs());
             let votes = vec![
                 Some(honest),
@@ -296,16 +301,7 @@ mod tests {
             let mut asked = Vec::new();
             for _ in 0..n {
                 let q = s.ask().unwrap();
-                let QueryKind::GroupVote { points, .. } = &q.kind else {
-                    panic!("not a group vote: {q:?}")
-                };
-                let x: Vec<f64> = points
-                    .iter()
-                    .map(|p| match p {
-                        Point::Unit(u) => u[0],
-                        Point::Index(_) => unreachable!(),
-                    })
-                    .collect();
+                let x = pair_1d(&q);
                 let votes = ideals
                     .iter()
                     .map(|c| Some(usize::from((x[1] - c).abs() < (x[0] - c).abs())))
