@@ -478,8 +478,7 @@ impl Strategy for Cbo {
     fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
         let gp = self.gp.as_ref()?;
         let xs = agora_gp::rows_to_mat("points", points, self.space.dim()).ok()?;
-        let (m, v) = gp.predict(xs.as_ref()).ok()?;
-        Some(m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect())
+        gp.predict(xs.as_ref()).ok().map(crate::with_sd)
     }
 }
 

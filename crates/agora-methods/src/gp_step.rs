@@ -104,10 +104,7 @@ impl GpStep {
             return Ok(None);
         };
         let xs = agora_gp::rows_to_mat("points", points, h.space.dim())?;
-        let (m, v) = gp.predict(xs.as_ref())?;
-        Ok(Some(
-            m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect(),
-        ))
+        Ok(Some(crate::with_sd(gp.predict(xs.as_ref())?)))
     }
 
     /// The point maximizing the acquisition of a GP fitted to `h` (which must hold data):

@@ -374,8 +374,7 @@ impl Strategy for Hpbo {
     fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
         let gp = self.model.as_ref()?;
         let xs = agora_gp::rows_to_mat("points", points, self.space.dim()).ok()?;
-        let (m, v) = gp.predict(xs.as_ref()).ok()?;
-        Some(m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect())
+        gp.predict(xs.as_ref()).ok().map(crate::with_sd)
     }
 
     fn snapshot(&self) -> Result<Option<serde_json::Value>> {

@@ -233,3 +233,12 @@ pub(crate) fn gram_kernel(space: &Space, rows: &[Vec<f64>]) -> Result<agora_gp::
     }
     agora_gp::Precomputed::new(faer::Mat::from_fn(n, n, |i, j| rows[i][j]))
 }
+
+/// A model's `(means, variances)` at some points as `(mean, sd)` pairs, what
+/// [`Strategy::belief`] returns.
+pub(crate) fn with_sd((mean, var): (Vec<f64>, Vec<f64>)) -> Vec<(f64, f64)> {
+    mean.into_iter()
+        .zip(var)
+        .map(|(m, v)| (m, v.sqrt()))
+        .collect()
+}

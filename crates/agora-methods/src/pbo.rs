@@ -551,8 +551,7 @@ impl Strategy for Pbo {
         let gp = self.gp.as_ref()?;
         let d = self.space.dim();
         let xs = agora_gp::rows_to_mat("points", points, d).ok()?;
-        let (m, v) = gp.predict(xs.as_ref()).ok()?;
-        Some(m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect())
+        gp.predict(xs.as_ref()).ok().map(crate::with_sd)
     }
 
     fn recommend(&self) -> Option<(Point, f64)> {

@@ -918,8 +918,8 @@ async fn index(
     let rows = tokio::task::spawn_blocking(move || {
         let mut rows = Vec::new();
         for name in store.list()? {
-            let summary = agora_study::live::summarize(store.as_ref(), &name)?;
             let stored = store.study(&name)?;
+            let summary = agora_study::live::summarize_stored(store.as_ref(), &stored)?;
             let participants: serde_json::Map<String, serde_json::Value> = stored
                 .spec
                 .participants

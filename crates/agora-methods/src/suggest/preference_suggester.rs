@@ -467,8 +467,7 @@ impl PreferenceSuggester {
             Error::State("no informative comparison yet: call prefer first".into())
         })?;
         let xs = agora_gp::rows_to_mat("points", unit_points, self.space.dim())?;
-        let (m, v) = fit.gp.predict(xs.as_ref())?;
-        Ok(m.into_iter().zip(v).map(|(m, v)| (m, v.sqrt())).collect())
+        Ok(crate::with_sd(fit.gp.predict(xs.as_ref())?))
     }
 
     fn check_option(&self, field: &str, i: usize) -> Result<()> {

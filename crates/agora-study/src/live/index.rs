@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::store::{EventKind, Store, StoreResult};
+use super::store::{EventKind, Store, StoreResult, StoredStudy};
 
 /// Where a study stands, from its log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -64,8 +64,12 @@ impl StudySummary {
 /// The summary of study `name` (its definition and log must be readable; an unknown name
 /// is the store's `NotFound`).
 pub fn summarize(store: &dyn Store, name: &str) -> StoreResult<StudySummary> {
-    let stored = store.study(name)?;
-    let events = store.events(name, 0)?;
+    summarize_stored(store, &store.study(name)?)
+}
+
+/// [`summarize`] of a study whose definition was already read (its log is read here).
+pub fn summarize_stored(store: &dyn Store, stored: &StoredStudy) -> StoreResult<StudySummary> {
+    let events = store.events(&stored.spec.name, 0)?;
     let mut open: BTreeMap<u64, (i64, BTreeSet<String>)> = BTreeMap::new();
     let mut answered = 0;
     for e in &events {

@@ -10,7 +10,7 @@ pub mod spec;
 pub mod store;
 pub mod study;
 
-pub use index::{OpenQuerySummary, StudySummary, summarize, summarize_all};
+pub use index::{OpenQuerySummary, StudySummary, summarize, summarize_all, summarize_stored};
 pub use reply::{Input, Names, Pick, Reply, ReplyContext, Submission, letter, submission};
 pub use spec::{METHOD_NAMES, MethodSpec, ROUND_SECONDS, StudySpec};
 pub use store::{
