@@ -97,7 +97,7 @@ fn winner(cfg: &mut PboConfig) {
 }
 
 /// The variants measured (the first is `pbo-eubo` as it was: BoTorch's model and rule).
-pub const VARIANTS: [Variant; 12] = [
+pub const VARIANTS: [Variant; 35] = [
     Variant {
         name: "pbo-eubo (BoTorch's model and rule)",
         apply: |_| {},
@@ -166,7 +166,135 @@ pub const VARIANTS: [Variant; 12] = [
             c.maximizer.restarts = 32;
         },
     },
+    Variant {
+        name: "pbo-eubo, lengthscale prior Gamma(2.4, 5.4) (half the mean)",
+        apply: |c| ls_prior(c, 5.4),
+    },
+    Variant {
+        name: "pbo-eubo, lengthscale prior Gamma(2.4, 1.35) (twice the mean)",
+        apply: |c| ls_prior(c, 1.35),
+    },
+    Variant {
+        name: "pbo-eubo, Matérn-5/2",
+        apply: |c| c.model.kernel = agora_gp::StationaryKind::Matern52,
+    },
+    Variant {
+        name: "pbo-eubo, Bradley-Terry likelihood",
+        apply: |c| c.model.likelihood = agora_gp::PrefLikelihood::BradleyTerry,
+    },
+    Variant {
+        name: "pbo-eubo, lengthscale prior Gamma(2.4, 8.1) (a third of the mean)",
+        apply: |c| ls_prior(c, 8.1),
+    },
+    Variant {
+        name: "pbo-eubo, lengthscale prior Gamma(2.4, 10.8) (a quarter of the mean)",
+        apply: |c| ls_prior(c, 10.8),
+    },
+    Variant {
+        name: "pbo-eubo, lengthscale prior Gamma(2.4, 16.2) (a sixth of the mean)",
+        apply: |c| ls_prior(c, 16.2),
+    },
+    Variant {
+        name: "pbo-eubo, output scale prior on [1, 4], bounds [0.5, 8]",
+        apply: |c| scale_box(c, 1.0, 4.0),
+    },
+    Variant {
+        name: "pbo-eubo, output scale prior on [1, 4], bounds [0.5, 8], half lengthscale prior",
+        apply: |c| {
+            scale_box(c, 1.0, 4.0);
+            ls_prior(c, 5.4);
+        },
+    },
+    Variant {
+        name: "pbo-eubo, output scale on [0.005, 20]",
+        apply: |c| c.model.outputscale_bounds = (0.005, 20.0),
+    },
+    Variant {
+        name: "pbo-eubo, output scale on [0.5, 20], half lengthscale prior",
+        apply: |c| capped(c, 20.0, 5.4),
+    },
+    Variant {
+        name: "pbo-eubo, output scale prior on [1, 2], bounds [0.5, 4], half lengthscale prior",
+        apply: |c| {
+            scale_box(c, 1.0, 2.0);
+            ls_prior(c, 5.4);
+        },
+    },
+    Variant {
+        name: "pbo-eubo, output scale prior on [2, 8], bounds [1, 16], half lengthscale prior",
+        apply: |c| {
+            scale_box(c, 2.0, 8.0);
+            ls_prior(c, 5.4);
+        },
+    },
+    Variant {
+        name: "pbo-eubo, output scale prior on [1, 4], bounds [0.5, 8], half lengthscale prior, 1,024 raw samples and 32 restarts",
+        apply: |c| {
+            scale_box(c, 1.0, 4.0);
+            ls_prior(c, 5.4);
+            c.maximizer.raw_samples = 1024;
+            c.maximizer.restarts = 32;
+        },
+    },
+    Variant {
+        name: "pbo-winner, output scale prior on [1, 4], bounds [0.5, 8], half lengthscale prior",
+        apply: |c| {
+            scale_box(c, 1.0, 4.0);
+            ls_prior(c, 5.4);
+            winner(c);
+        },
+    },
+    Variant {
+        name: "pbo-eubo, output scale on [0.5, 8], lengthscale prior Gamma(2.4, 4)",
+        apply: |c| capped(c, 8.0, 4.0),
+    },
+    Variant {
+        name: "pbo-eubo, output scale on [0.5, 20], lengthscale prior Gamma(2.4, 4)",
+        apply: |c| capped(c, 20.0, 4.0),
+    },
+    Variant {
+        name: "pbo-eubo, output scale on [0.5, 50], lengthscale prior Gamma(2.4, 4)",
+        apply: |c| capped(c, 50.0, 4.0),
+    },
+    Variant {
+        name: "pbo-eubo model=capped (output scale on [0.5, 8], lengthscale prior Gamma(2.4, 5.4))",
+        apply: |c| c.model = agora_methods::pbo::capped_model(),
+    },
+    Variant {
+        name: "pbo-eubo, output scale on [0.5, 50], lengthscale prior Gamma(2.4, 5.4)",
+        apply: |c| capped(c, 50.0, 5.4),
+    },
+    Variant {
+        name: "pbo-eubo, output scale on [0.5, 8], lengthscale prior Gamma(2.4, 6.5)",
+        apply: |c| capped(c, 8.0, 6.5),
+    },
+    Variant {
+        name: "pbo-eubo, output scale on [0.5, 20], lengthscale prior Gamma(2.4, 6.5)",
+        apply: |c| capped(c, 20.0, 6.5),
+    },
+    Variant {
+        name: "pbo-eubo, output scale on [0.5, 50], lengthscale prior Gamma(2.4, 6.5)",
+        apply: |c| capped(c, 50.0, 6.5),
+    },
 ];
+
+/// BoTorch's lengthscale prior Gamma(2.4, 2.7) with rate `beta` instead, started at its mode.
+fn ls_prior(c: &mut PboConfig, beta: f64) {
+    c.model.lengthscale_prior = agora_gp::Prior::Gamma { alpha: 2.4, beta };
+    c.model.init_lengthscale = 1.4 / beta;
+}
+
+/// The output scale bounded to `[0.5, cap]` (BoTorch's prior kept) and [`ls_prior`].
+fn capped(c: &mut PboConfig, cap: f64, beta: f64) {
+    c.model.outputscale_bounds = (0.5, cap);
+    ls_prior(c, beta);
+}
+
+/// The output scale's prior flat on `[a, b]`, bounded to `[a / 2, 2 b]`.
+fn scale_box(c: &mut PboConfig, a: f64, b: f64) {
+    c.model.outputscale_prior = agora_gp::Prior::SmoothedBox { a, b, sigma: 0.01 };
+    c.model.outputscale_bounds = (a / 2.0, 2.0 * b);
+}
 
 /// The simulated person of the protocol, answering with recorded uniform draws: the first
 /// option wins when the next draw is below `Φ((f₀ − f₁)/(√2 σ))`.
@@ -233,6 +361,20 @@ pub fn run_seed(
     n_iters: usize,
     variant: &Variant,
 ) -> Result<f64> {
+    Ok(run_seed_detail(problem, input, seed, n_iters, variant)?.0)
+}
+
+/// agora's final regret on one seed with one variant, and the regret of the best point it
+/// compared (by the true objective): a run that compared a good point but recommends a
+/// worse one failed to recognize it; a run whose best compared point is poor never found
+/// the peak.
+pub fn run_seed_detail(
+    problem: &str,
+    input: &PairedProblem,
+    seed: &PairedSeed,
+    n_iters: usize,
+    variant: &Variant,
+) -> Result<(f64, f64)> {
     let prob = Problem::by_name(problem)?;
     let mut cfg = variant.config();
     cfg.initial_pairs = seed
@@ -243,13 +385,22 @@ pub fn run_seed(
     let n_init = cfg.initial_pairs.len();
     let mut pbo = Pbo::new(prob.space.clone(), cfg, seed.seed)?;
     let mut rater = FlipRater::new(&prob, input.sigma, &seed.flips);
-    crate::runner::drive(&mut pbo, &mut rater, n_init + n_iters, |_| {
+    let mut best_seen = f64::NEG_INFINITY;
+    crate::runner::drive(&mut pbo, &mut rater, n_init + n_iters, |step| {
+        for p in step.query.kind.points() {
+            if let Point::Unit(x) = p {
+                best_seen = best_seen.max(prob.value_at_unit(&x)?);
+            }
+        }
         Ok(std::ops::ControlFlow::Continue(()))
     })?;
     let Some((Point::Unit(u), _)) = pbo.recommend() else {
         return Err(Error::State("PBO recommended nothing".into()));
     };
-    Ok(input.f_max - prob.value_at_unit(&u)?)
+    Ok((
+        input.f_max - prob.value_at_unit(&u)?,
+        input.f_max - best_seen,
+    ))
 }
 
 /// One row of the paired comparison.
@@ -263,8 +414,15 @@ pub struct PairedRow {
     pub seeds: Vec<u64>,
     /// agora's final regret per seed.
     pub agora: Vec<f64>,
-    /// BoTorch's final regret per seed.
+    /// The regret of the best point agora compared, per seed.
+    #[serde(default)]
+    pub agora_best_compared: Vec<f64>,
+    /// The baseline's final regret per seed: BoTorch's, or with fresh seeds ([`run_fresh`])
+    /// agora's `pbo-eubo` with BoTorch's model ([`VARIANTS`]`[0]`).
     pub botorch: Vec<f64>,
+    /// What the `botorch` column holds (`BoTorch` unless fresh seeds were run).
+    #[serde(default = "botorch_label")]
+    pub baseline: String,
     /// "agora beats BoTorch" (lower regret) judged by the rule.
     pub judged: Judged,
 }
@@ -291,10 +449,12 @@ pub fn run(problems: &[String], variants: &[Variant], max_seeds: usize) -> Resul
             .take(max_seeds)
             .collect();
         for v in variants {
-            let agora: Vec<f64> = seeds
+            let detail: Vec<(f64, f64)> = seeds
                 .par_iter()
-                .map(|s| run_seed(p, input, s, inputs.n_iters, v))
+                .map(|s| run_seed_detail(p, input, s, inputs.n_iters, v))
                 .collect::<Result<_>>()?;
+            let agora: Vec<f64> = detail.iter().map(|d| d.0).collect();
+            let agora_best_compared: Vec<f64> = detail.iter().map(|d| d.1).collect();
             let botorch: Vec<f64> = seeds
                 .iter()
                 .filter_map(|s| s.botorch_final_regret)
@@ -305,7 +465,104 @@ pub fn run(problems: &[String], variants: &[Variant], max_seeds: usize) -> Resul
                 variant: v.name.into(),
                 seeds: seeds.iter().map(|s| s.seed).collect(),
                 agora,
+                agora_best_compared,
                 botorch,
+                baseline: botorch_label(),
+                judged,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+fn botorch_label() -> String {
+    "BoTorch".into()
+}
+
+/// Seeds of [`fresh_problem`]: none of them is one of BoTorch's recorded seeds (0–39).
+pub const FRESH_SEEDS: std::ops::Range<u64> = 1000..1040;
+
+/// A validation on seeds BoTorch never ran: for each of `seeds`, new initial pairs
+/// (uniform in the unit cube) and new person's draws from a ChaCha stream of the seed, the
+/// protocol's σ and optimum otherwise. A variant chosen among many on BoTorch's 40 seeds
+/// is judged again here against `pbo-eubo` as it was ([`VARIANTS`]`[0]`), so that its
+/// gain is not an artefact of the search over those seeds.
+pub fn fresh_problem(problem: &str, seeds: std::ops::Range<u64>) -> Result<PairedProblem> {
+    let inputs = inputs()?;
+    let base = inputs.problems.get(problem).ok_or_else(|| {
+        Error::invalid(
+            "problem",
+            format!(
+                "`{problem}` has no paired inputs; choose from {:?}",
+                inputs.problems.keys().collect::<Vec<_>>()
+            ),
+        )
+    })?;
+    let prob = Problem::by_name(problem)?;
+    let d = base.d;
+    let n0 = 2 * d + 2;
+    let seeds = seeds
+        .map(|seed| {
+            use rand::RngExt;
+            let mut rng = agora_math::rng::stream(seed, &[0x9a1d]);
+            let x0: Vec<Vec<f64>> = (0..2 * n0)
+                .map(|_| (0..d).map(|_| rng.random::<f64>()).collect())
+                .collect();
+            let f_x0 = x0
+                .iter()
+                .map(|x| prob.value_at_unit(x))
+                .collect::<Result<_>>()?;
+            let flips = (0..n0 + inputs.n_iters)
+                .map(|_| rng.random::<f64>())
+                .collect();
+            Ok(PairedSeed {
+                seed,
+                x0,
+                f_x0,
+                flips,
+                botorch_final_regret: None,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(PairedProblem {
+        d,
+        f_max: base.f_max,
+        sigma: base.sigma,
+        seeds,
+    })
+}
+
+/// [`fresh_problem`] run: each of `variants` against [`VARIANTS`]`[0]` on the same fresh
+/// seeds (the rows' `botorch` column holds variant 0's regrets).
+pub fn run_fresh(
+    problems: &[String],
+    variants: &[Variant],
+    seeds: std::ops::Range<u64>,
+) -> Result<Vec<PairedRow>> {
+    let n_iters = inputs()?.n_iters;
+    let mut rows = Vec::new();
+    for p in problems {
+        let input = fresh_problem(p, seeds.clone())?;
+        let detail = |v: &Variant| -> Result<Vec<(f64, f64)>> {
+            input
+                .seeds
+                .par_iter()
+                .map(|s| run_seed_detail(p, &input, s, n_iters, v))
+                .collect()
+        };
+        let base: Vec<f64> = detail(&VARIANTS[0])?.iter().map(|d| d.0).collect();
+        for v in variants {
+            let got = detail(v)?;
+            let agora: Vec<f64> = got.iter().map(|d| d.0).collect();
+            let judged = verdict(&agora, &base, Better::Lower)?;
+            rows.push(PairedRow {
+                problem: p.clone(),
+                variant: v.name.into(),
+                seeds: input.seeds.iter().map(|s| s.seed).collect(),
+                agora,
+                agora_best_compared: got.iter().map(|d| d.1).collect(),
+                botorch: base.clone(),
+                baseline: "pbo-eubo with BoTorch's model".into(),
                 judged,
             });
         }
@@ -315,13 +572,15 @@ pub fn run(problems: &[String], variants: &[Variant], max_seeds: usize) -> Resul
 
 /// The rows as a markdown table.
 pub fn table(rows: &[PairedRow]) -> String {
+    let base = rows.first().map_or("BoTorch", |r| r.baseline.as_str());
     let mut t = Table::new(&[
         "problem",
         "agora variant",
         "seeds",
         "agora final regret",
-        "BoTorch final regret",
-        "BoTorch − agora (paired)",
+        "agora: best compared point",
+        &format!("{base}: final regret"),
+        &format!("{base} − agora (paired)"),
         "agora lower?",
     ]);
     for r in rows {
@@ -332,6 +591,10 @@ pub fn table(rows: &[PairedRow]) -> String {
             r.variant.clone(),
             r.seeds.len().to_string(),
             pm(am, ase, 3),
+            {
+                let (m, se) = mean_se(&r.agora_best_compared);
+                pm(m, se, 3)
+            },
             pm(bm, bse, 3),
             pm(r.judged.difference, r.judged.se, 3),
             r.judged.verdict.label().to_string(),
@@ -340,8 +603,12 @@ pub fn table(rows: &[PairedRow]) -> String {
     let mut s = t.markdown();
     let _ = writeln!(
         s,
-        "\nSame initial pairs and the same person's draws on every seed (BoTorch 0.18.1, \
-         `data/anchor-results/pbo_paired.json`); {}",
+        "\nSame initial pairs and the same person's draws on every seed ({}); {}",
+        if base == "BoTorch" {
+            "BoTorch 0.18.1, `data/anchor-results/pbo_paired.json`"
+        } else {
+            "fresh seeds 1000-1039: new initial pairs and draws"
+        },
         crate::stats::RULE
     );
     s
@@ -405,6 +672,30 @@ mod tests {
         assert_eq!(winner(r.answer(&q).unwrap()), 0);
         assert_eq!(winner(r.answer(&q).unwrap()), 1);
         assert!(r.answer(&q).is_err(), "no third draw recorded");
+    }
+
+    /// Fresh seeds follow the protocol's shapes, repeat, and are not BoTorch's seeds; the
+    /// `capped` variant is the registry's `model=capped`.
+    #[test]
+    fn fresh_seeds_follow_the_protocol() {
+        let rec = inputs().unwrap();
+        let a = fresh_problem("hartmann6", 1000..1003).unwrap();
+        let b = fresh_problem("hartmann6", 1000..1003).unwrap();
+        let h = &rec.problems["hartmann6"];
+        assert_eq!((a.d, a.sigma, a.f_max), (h.d, h.sigma, h.f_max));
+        for (s, t) in a.seeds.iter().zip(&b.seeds) {
+            assert_eq!((&s.x0, &s.flips), (&t.x0, &t.flips));
+            assert_eq!(s.x0.len(), 28);
+            assert_eq!(s.flips.len(), 14 + rec.n_iters);
+            assert!(s.x0.iter().flatten().all(|v| (0.0..1.0).contains(v)));
+            assert!(h.seeds.iter().all(|r| r.x0 != s.x0));
+        }
+        assert!(fresh_problem("rosenbrock", 0..1).is_err());
+        let capped = VARIANTS
+            .iter()
+            .find(|v| v.name.starts_with("pbo-eubo model=capped"))
+            .unwrap();
+        assert_eq!(capped.config().model, agora_methods::pbo::capped_model());
     }
 
     /// A run asks the recorded initial pairs first, and is deterministic.

@@ -261,3 +261,55 @@ fn the_trust_region_keeps_the_challenger_near_the_winner() {
         s.tell(&o.answer(&q).unwrap()).unwrap();
     }
 }
+
+/// The mechanism behind `model=capped` (`agora_methods::pbo::capped_model`): on Hartmann6
+/// with the paired protocol's rater (σ = 10 % of the range), the Laplace evidence of
+/// BoTorch's preset pushes the output scale beyond 8 and its EUBO pairs onto the box's
+/// faces; the capped preset keeps the scale within [0.5, 8] and asks fewer coordinates on
+/// a bound. Counted over three seeds, 14 random and 26 EUBO pairs each.
+#[test]
+fn the_capped_model_bounds_the_output_scale_and_leaves_the_faces() {
+    let p = Problem::by_name("hartmann6").unwrap();
+    let run = |model: Option<agora_gp::PrefConfig>, seed: u64| {
+        let mut cfg = PboConfig::new(PairRule::Eubo);
+        if let Some(m) = model {
+            cfg.model = m;
+        }
+        let mut o = Oracle::with_rater(
+            Problem::by_name("hartmann6").unwrap(),
+            RaterModel::Probit { sigma: 0.33 },
+            seed,
+        )
+        .unwrap();
+        let mut s = Pbo::new(p.space.clone(), cfg, seed).unwrap();
+        let (mut on_face, mut asked) = (0usize, 0usize);
+        for t in 0..40 {
+            let q = s.ask().unwrap();
+            if t >= 14 {
+                for pt in q.kind.points() {
+                    let Point::Unit(u) = pt else { panic!() };
+                    on_face += u.iter().filter(|v| **v < 1e-3 || **v > 1.0 - 1e-3).count();
+                    asked += u.len();
+                }
+            }
+            s.tell(&o.answer(&q).unwrap()).unwrap();
+        }
+        let scale = s.model().unwrap().kernel().params()[0].exp();
+        (scale, on_face as f64 / asked as f64)
+    };
+    let (mut face_b, mut face_c, mut max_b) = (0.0, 0.0, 0.0f64);
+    for seed in 0..3 {
+        let (sb, fb) = run(None, seed);
+        let (sc, fc) = run(Some(agora_methods::pbo::capped_model()), seed);
+        eprintln!("seed {seed}: scale {sb:.2} / {sc:.2}, on a face {fb:.3} / {fc:.3}");
+        assert!((0.5..=8.0).contains(&sc), "capped scale {sc}");
+        max_b = max_b.max(sb);
+        face_b += fb;
+        face_c += fc;
+    }
+    assert!(max_b > 8.0, "BoTorch's preset stayed at {max_b}");
+    assert!(
+        face_c < face_b / 3.0,
+        "on a face: capped {face_c}, BoTorch {face_b}"
+    );
+}

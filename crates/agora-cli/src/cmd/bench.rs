@@ -52,6 +52,10 @@ pub enum Bench {
         /// At most this many seeds (those BoTorch ran, in order).
         #[arg(long, default_value_t = 40)]
         seeds: usize,
+        /// Judge the variants against variant 0 on 40 fresh seeds (new initial pairs and
+        /// draws, seeds 1000-1039) instead of against BoTorch's recorded runs.
+        #[arg(long)]
+        fresh: bool,
         /// Also write the rows as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -223,9 +227,10 @@ pub fn run(which: Bench, progress: bool) -> Result<()> {
             problems,
             variants,
             seeds,
+            fresh,
             json,
         } => {
-            use agora_experiments::pbo_paired::{VARIANTS, run, table};
+            use agora_experiments::pbo_paired::{FRESH_SEEDS, VARIANTS, run, run_fresh, table};
             let chosen = if variants.is_empty() {
                 VARIANTS.to_vec()
             } else {
@@ -241,7 +246,11 @@ pub fn run(which: Bench, progress: bool) -> Result<()> {
                     })
                     .collect::<Result<Vec<_>>>()?
             };
-            let rows = run(&problems, &chosen, seeds)?;
+            let rows = if fresh {
+                run_fresh(&problems, &chosen, FRESH_SEEDS)?
+            } else {
+                run(&problems, &chosen, seeds)?
+            };
             emit(&table(&rows), &rows, json.as_deref())?;
         }
         Bench::PrefGp {
