@@ -120,6 +120,7 @@ fn methods_of(runs: &[BoapRun], task: &str, setting: Setting) -> Vec<String> {
         "bo-ei",
         "boap+pa",
         "boap+gate",
+        "boap+floor",
     ];
     v.sort_by_key(|m| order.iter().position(|o| o == m).unwrap_or(9));
     v
@@ -408,6 +409,10 @@ fn extensions<'a>(
         (
             "boap+gate",
             "the property-quality gate (a property whose comparisons order the values no better than |2c − 1| < 0.3 is left out)",
+        ),
+        (
+            "boap+floor",
+            "the σ̄ floor: the rank-GP std fed to the kernel floored at 0.5 of μ̄'s span, so α acts as a plain lengthscale",
         ),
     ] {
         let acc = get(Setting::Accurate, m);

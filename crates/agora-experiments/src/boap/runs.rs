@@ -35,6 +35,13 @@ impl Setting {
 /// two standard deviations of `|2c − 1|` for coin-flip answers over 50 comparisons.
 pub const GATE: f64 = 0.3;
 
+/// The σ̄ floor of `boap+floor` ([`BoapExtension::sigma_floor`]), in units of the
+/// normalized rank-GP mean μ̄ (whose designs span [0, 1]): half that span, so that
+/// `ℓ = α max(σ̄, floor)` is nearly the same at every design, Eq. 6's prefactor is nearly
+/// 1, and α acts as a plain lengthscale on μ̄ (issue notes: the prefactor does not depend
+/// on α, so without a floor a useless property damps every cross-covariance).
+pub const SIGMA_FLOOR: f64 = 0.5;
+
 /// A method of the suite: a variant, and an extension beyond the paper.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Method {
@@ -51,6 +58,8 @@ pub enum Ext {
     PerPropertyAlpha,
     /// The property-quality gate at [`GATE`] (`+gate`).
     Gate,
+    /// The σ̄ floor at [`SIGMA_FLOOR`] (`+floor`).
+    SigmaFloor,
 }
 
 impl Method {
@@ -59,13 +68,14 @@ impl Method {
         Method { variant, ext: None }
     }
 
-    /// Name: the variant's, with `+pa` or `+gate`.
+    /// Name: the variant's, with `+pa`, `+gate` or `+floor`.
     pub fn name(&self) -> String {
         let v = self.variant.name();
         match self.ext {
             None => v.to_string(),
             Some(Ext::PerPropertyAlpha) => format!("{v}+pa"),
             Some(Ext::Gate) => format!("{v}+gate"),
+            Some(Ext::SigmaFloor) => format!("{v}+floor"),
         }
     }
 
@@ -78,6 +88,10 @@ impl Method {
             },
             Some(Ext::Gate) => BoapExtension {
                 gate: Some(GATE),
+                ..BoapExtension::default()
+            },
+            Some(Ext::SigmaFloor) => BoapExtension {
+                sigma_floor: SIGMA_FLOOR,
                 ..BoapExtension::default()
             },
         }
@@ -247,6 +261,10 @@ pub fn jobs(tasks: &[Task], quick: bool) -> Vec<(usize, Setting, Method)> {
             variant: BoapVariant::Boap,
             ext: Some(Ext::Gate),
         },
+        Method {
+            variant: BoapVariant::Boap,
+            ext: Some(Ext::SigmaFloor),
+        },
     ];
     let mut v = Vec::new();
     for (ti, t) in tasks.iter().enumerate() {
@@ -298,4 +316,38 @@ pub fn electrode_task(seed: u64) -> Task {
         4,
         54,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The full suite runs each extension (+pa, +gate, +floor) on each function, with
+    /// accurate features and under the IA expert, and the floor reaches the method's
+    /// settings; `--quick` runs none of them.
+    #[test]
+    fn the_full_suite_runs_every_extension_on_each_function() {
+        let tasks = [
+            Task::Bench(BoapBenchmark::Benchmark1d),
+            Task::Bench(BoapBenchmark::Griewank5d),
+        ];
+        let full = jobs(&tasks, false);
+        for ext in [Ext::PerPropertyAlpha, Ext::Gate, Ext::SigmaFloor] {
+            for setting in [Setting::Accurate, Setting::Inaccurate] {
+                let n = full
+                    .iter()
+                    .filter(|(_, s, m)| *s == setting && m.ext == Some(ext))
+                    .count();
+                assert_eq!(n, tasks.len(), "{ext:?} {setting:?}");
+            }
+        }
+        assert!(jobs(&tasks, true).iter().all(|(_, _, m)| m.ext.is_none()));
+        let floor = Method {
+            variant: BoapVariant::Boap,
+            ext: Some(Ext::SigmaFloor),
+        };
+        assert_eq!(floor.name(), "boap+floor");
+        assert_eq!(floor.extension().sigma_floor, SIGMA_FLOOR);
+        assert_eq!(Method::paper(BoapVariant::Boap).extension().sigma_floor, 0.0);
+    }
 }
