@@ -132,6 +132,9 @@ fn independent_replay(spec: &StudySpec, events: &[Event]) -> usize {
                 s.tell(answer).unwrap();
             }
             EventKind::Ballot { .. } => panic!("no ballots in a bo study"),
+            EventKind::Imported { .. } | EventKind::Enqueued { .. } => {
+                panic!("the workers' tests import and enqueue nothing")
+            }
         }
     }
     asked

@@ -12,5 +12,5 @@ pub mod snapshot;
 mod space;
 
 pub use error::{Error, Result, check_finite, check_finite_slice};
-pub use protocol::{Answer, AnswerKind, Channel, Point, Query, QueryKind, Respondent};
+pub use protocol::{Answer, AnswerKind, Channel, Observation, Point, Query, QueryKind, Respondent};
 pub use space::{Param, ParamValue, Space};

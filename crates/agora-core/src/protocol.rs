@@ -96,6 +96,28 @@ pub struct Answer {
     pub kind: AnswerKind,
 }
 
+/// Feedback gathered outside a strategy's own questions (earlier measurements or
+/// comparisons, e.g. from before a study began), given to it with
+/// `Strategy::import`. Points are unit-cube coordinates of a box space.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Observation {
+    /// The objective's value at a point (larger is better).
+    Evaluation {
+        /// Where it was measured.
+        point: Vec<f64>,
+        /// The value.
+        value: f64,
+    },
+    /// A person preferred `winner` to `loser`.
+    Comparison {
+        /// The preferred option.
+        winner: Vec<f64>,
+        /// The other one.
+        loser: Vec<f64>,
+    },
+}
+
 /// The kinds of answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -13,7 +13,9 @@
 
 use crate::open::{self, AskTell, OpenQuery};
 use crate::{Pbo, PboConfig, Strategy};
-use agora_core::{Answer, AnswerKind, Channel, Error, Point, Query, QueryKind, Result, Space};
+use agora_core::{
+    Answer, AnswerKind, Channel, Error, Observation, Point, Query, QueryKind, Result, Space,
+};
 
 /// Majority-vote preferential BO over a named group.
 #[derive(Debug, Clone)]
@@ -161,6 +163,17 @@ impl Strategy for GroupPbo {
 
     fn rater_noise(&self) -> Option<Vec<(String, f64)>> {
         self.inner.rater_noise()
+    }
+
+    /// The group's earlier comparisons (as the inner learner's); the open vote is withdrawn.
+    fn import(&mut self, data: &[Observation]) -> Result<()> {
+        self.inner.import(data)?;
+        self.open = OpenQuery::default();
+        Ok(())
+    }
+
+    fn enqueue(&mut self, option: &[f64]) -> Result<()> {
+        self.inner.enqueue(option)
     }
 
     fn snapshot(&self) -> Result<Option<serde_json::Value>> {

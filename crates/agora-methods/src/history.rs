@@ -17,6 +17,8 @@ pub struct History {
     pub y: Vec<f64>,
     /// The open evaluation queries and their points.
     pub(crate) open: OpenQuery<Point>,
+    /// How many of the first evaluations were imported ([`History::import`]), not answers.
+    pub imported: usize,
 }
 
 /// A [`History`] as plain data, for snapshots (the space comes from the method's
@@ -27,6 +29,13 @@ pub(crate) struct HistoryState {
     index: Vec<usize>,
     y: Vec<f64>,
     open: Vec<(Query, Point)>,
+    /// Absent in snapshots written before imports (and when nothing was imported).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    imported: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl History {
@@ -37,6 +46,7 @@ impl History {
             index: self.index.clone(),
             y: self.y.clone(),
             open: self.open.entries().to_vec(),
+            imported: self.imported,
         }
     }
 
@@ -54,10 +64,17 @@ impl History {
             return Err(Error::dim("snapshot.y", st.x.len(), st.y.len()));
         }
         agora_core::check_finite_slice("snapshot.y", &st.y)?;
+        if st.imported > st.y.len() {
+            return Err(Error::invalid(
+                "snapshot.imported",
+                "more imported evaluations than evaluations",
+            ));
+        }
         self.x = st.x;
         self.index = st.index;
         self.y = st.y;
         self.open = OpenQuery::from_entries(st.open);
+        self.imported = st.imported;
         Ok(())
     }
 
@@ -70,7 +87,44 @@ impl History {
             index: Vec::new(),
             y: Vec::new(),
             open: OpenQuery::default(),
+            imported: 0,
         })
+    }
+
+    /// Take earlier evaluations (box spaces; unit-cube points checked and snapped) before
+    /// the first answer, withdrawing the open queries. Errors name the row (`import[k]`)
+    /// and change nothing.
+    pub fn import(&mut self, data: &[agora_core::Observation]) -> Result<()> {
+        if self.answered() > 0 {
+            return Err(Error::invalid(
+                "import",
+                "data can only be imported before the first answer",
+            ));
+        }
+        let mut rows = Vec::with_capacity(data.len());
+        for (k, o) in data.iter().enumerate() {
+            let agora_core::Observation::Evaluation { point, value } = o else {
+                return Err(Error::invalid(
+                    format!("import[{k}]"),
+                    "this method learns from evaluations (point, value), not comparisons",
+                ));
+            };
+            let x = crate::unit_point(&self.space, &format!("import[{k}].point"), point)?;
+            agora_core::check_finite(&format!("import[{k}].value"), *value)?;
+            rows.push((x, *value));
+        }
+        for (x, v) in rows {
+            self.x.push(x);
+            self.y.push(v);
+        }
+        self.imported = self.y.len();
+        self.open = OpenQuery::default();
+        Ok(())
+    }
+
+    /// Number of answers (evaluations not imported).
+    pub fn answered(&self) -> usize {
+        self.y.len() - self.imported
     }
 
     /// The open query (the oldest, when several are open), if any.

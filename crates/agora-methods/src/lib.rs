@@ -58,7 +58,7 @@ pub use tree_bo::{TreeBo, TreeBoConfig, TreeBoRecord, TreeBoResample};
 pub use turbo::{TrustRegionAcq, Turbo, TurboConfig};
 pub use uniform_search::UniformSearch;
 
-use agora_core::{Answer, Error, Point, Query, QueryKind, Result, Space};
+use agora_core::{Answer, Error, Observation, Point, Query, QueryKind, Result, Space};
 
 /// The registry methods whose strategies take several open queries at once
 /// ([`Strategy::ask_parallel`]).
@@ -92,6 +92,38 @@ pub(crate) fn compare_query(
         },
     };
     Ok((q, options))
+}
+
+/// The methods that implement [`Strategy::import`] and [`Strategy::enqueue`].
+pub const IMPORT_METHODS: [&str; 6] = [
+    "gp-logei",
+    "gp-ei",
+    "gp-pi",
+    "gp-ucb",
+    "gp-ts",
+    "pbo (pairs, group-pairs)",
+];
+
+/// An imported or enqueued point: `d` finite unit-cube coordinates in [0, 1], canonical in
+/// `space` (snapped to a representable point); errors name `field`.
+pub(crate) fn unit_point(space: &Space, field: &str, x: &[f64]) -> Result<Vec<f64>> {
+    if !matches!(space, Space::Box { .. }) {
+        return Err(Error::invalid(
+            field,
+            "imported and enqueued options need a box space",
+        ));
+    }
+    let d = space.dim();
+    if x.len() != d {
+        return Err(Error::dim(field, d, x.len()));
+    }
+    if !x.iter().all(|v| v.is_finite() && (0.0..=1.0).contains(v)) {
+        return Err(Error::invalid(
+            field,
+            "unit-cube coordinates must be finite numbers in [0, 1]",
+        ));
+    }
+    space.canonicalize(x)
 }
 
 /// An ask/tell optimizer.
@@ -147,6 +179,42 @@ pub trait Strategy: Send + std::fmt::Debug {
     fn agent_beliefs(&self, points: &[Vec<f64>]) -> Option<Vec<Vec<(f64, f64)>>> {
         let _ = points;
         None
+    }
+    /// Take feedback gathered before this strategy asked anything (earlier evaluations or
+    /// comparisons, [`Observation`]): the model learns from it as from its own answers,
+    /// and a query already open is withdrawn (the next [`Strategy::ask`] asks afresh, in
+    /// the light of the imported data). Only before the first answer; imported data do
+    /// not count in [`Strategy::n_answered`]. Errors (a kind of feedback the method does
+    /// not learn from, a point of the wrong dimension or outside the unit cube, a value
+    /// that is not finite, an answer already told) leave the strategy unchanged.
+    ///
+    /// The default is an error naming the methods that import.
+    fn import(&mut self, data: &[Observation]) -> Result<()> {
+        let _ = data;
+        Err(Error::invalid(
+            "import",
+            format!(
+                "method `{}` takes no imported data; methods that do: {}",
+                self.name(),
+                IMPORT_METHODS.join(", ")
+            ),
+        ))
+    }
+    /// Put an option of the user's own (unit-cube coordinates of a box space) into the
+    /// next query the strategy asks (after the one open now, if any): an evaluation
+    /// strategy evaluates it, a preference strategy compares it with its own best
+    /// challenger. Several enqueued options are asked in order. Errors leave the strategy
+    /// unchanged; the default is an error naming the methods that take options.
+    fn enqueue(&mut self, option: &[f64]) -> Result<()> {
+        let _ = option;
+        Err(Error::invalid(
+            "enqueue",
+            format!(
+                "method `{}` takes no options of the user's own; methods that do: {}",
+                self.name(),
+                IMPORT_METHODS.join(", ")
+            ),
+        ))
     }
     /// The strategy's state as plain data, for resuming without replaying its history
     /// (a live study keeps one beside its log; see [`Strategy::restore`]). `Ok(None)`: this

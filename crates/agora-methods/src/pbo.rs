@@ -18,7 +18,7 @@ use crate::open::{self, AskTell, OpenQuery};
 use crate::suggest::trust_region::TrustRegion;
 use agora_acq::preference::{Bald, Eubo};
 use agora_acq::{Acquisition, BoxMaximizer, maximize_box};
-use agora_core::{Answer, AnswerKind, Error, Point, Query, Result, Space};
+use agora_core::{Answer, AnswerKind, Error, Observation, Point, Query, Result, Space};
 use agora_gp::{Comparison, PrefConfig, PreferenceGp};
 use agora_math::optim::LbfgsbOptions;
 use agora_math::rng::{derive_seed, stream};
@@ -143,6 +143,9 @@ pub struct Pbo {
     last_winner: Option<usize>,
     /// Each rater's learned noise scale, with [`PboConfig::learn_rater_noise`].
     rater_scales: std::collections::BTreeMap<String, f64>,
+    /// Options of the user's own, each to be compared in a coming pair
+    /// ([`Strategy::enqueue`]), oldest first.
+    queued: std::collections::VecDeque<Vec<f64>>,
 }
 
 /// The format of [`Pbo`]'s snapshots; raised whenever [`PboState`] changes meaning.
@@ -161,6 +164,9 @@ pub(crate) struct PboState {
     open: Vec<(Query, Vec<Vec<f64>>)>,
     fit_warm: Option<Vec<f64>>,
     last_winner: Option<usize>,
+    /// Enqueued options not asked yet (absent in snapshots written before enqueueing).
+    #[serde(default)]
+    queued: Vec<Vec<f64>>,
 }
 
 impl Pbo {
@@ -219,6 +225,7 @@ impl Pbo {
             fit_warm: None,
             last_winner: None,
             rater_scales: std::collections::BTreeMap::new(),
+            queued: Default::default(),
         })
     }
 
@@ -418,6 +425,7 @@ impl Pbo {
             open: self.open.entries().to_vec(),
             fit_warm: self.fit_warm.clone(),
             last_winner: self.last_winner,
+            queued: self.queued.iter().cloned().collect(),
         }
     }
 
@@ -431,6 +439,9 @@ impl Pbo {
         let m = st.points.len();
         if let Some(p) = st.points.iter().find(|p| p.len() != d) {
             return Err(Error::dim("snapshot.points", d, p.len()));
+        }
+        if let Some(q) = st.queued.iter().find(|q| q.len() != d) {
+            return Err(Error::dim("snapshot.queued", d, q.len()));
         }
         if st.comps.iter().any(|c| c.winner >= m || c.loser >= m)
             || st.raters.len() != st.comps.len()
@@ -449,13 +460,23 @@ impl Pbo {
         next.answered = st.answered;
         next.open = OpenQuery::from_entries(st.open);
         next.last_winner = st.last_winner;
+        next.queued = st.queued.into();
         next.hyper = st.fit_warm;
         next.refit()?;
         *self = next;
         Ok(())
     }
 
+    /// The next pair; an enqueued option, if any, is one of the two (and leaves the queue).
     fn next_pair(&mut self) -> Result<Vec<Vec<f64>>> {
+        let pair = self.propose_pair()?;
+        if self.queued.front().is_some_and(|q| pair.contains(q)) {
+            self.queued.pop_front();
+        }
+        Ok(pair)
+    }
+
+    fn propose_pair(&self) -> Result<Vec<Vec<f64>>> {
         let d = self.space.dim();
         let it = self.answered as u64;
         if let Some(pair) = self.cfg.initial_pairs.get(self.answered) {
@@ -465,18 +486,25 @@ impl Pbo {
             Some(gp) if self.comps.len() >= self.n_init() => gp,
             _ => {
                 let mut rng = stream(self.seed, &[it, 0]);
-                return Ok((0..2)
+                let mut pair: Vec<Vec<f64>> = (0..2)
                     .map(|_| (0..d).map(|_| rng.random::<f64>()).collect())
-                    .collect());
+                    .collect();
+                if let Some(q) = self.queued.front() {
+                    pair[0] = q.clone();
+                }
+                return Ok(pair);
             }
         };
         let seed = derive_seed(self.seed, &[it, 1]);
-        let fixed = match self.cfg.rule {
-            PairRule::WinnerVsEubo => self.last_winner.map(|i| self.points[i].clone()),
-            _ => None,
+        // An enqueued option of the user's is compared with the EUBO challenger against it.
+        let fixed = match (self.queued.front(), self.cfg.rule) {
+            (Some(q), _) => Some(q.clone()),
+            (None, PairRule::WinnerVsEubo) => self.last_winner.map(|i| self.points[i].clone()),
+            (None, _) => None,
         };
+        let queued = self.queued.front().is_some();
         let acq: Box<dyn Acquisition + '_> = match self.cfg.rule {
-            PairRule::Bald => Box::new(Bald {
+            PairRule::Bald if !queued => Box::new(Bald {
                 gp,
                 fixed: fixed.clone(),
                 noise: 1.0,
@@ -488,7 +516,7 @@ impl Pbo {
         };
         let spectral = gp.kernel().spectral(d);
         let x = match (&fixed, self.cfg.trust_region, spectral) {
-            (Some(center), Some(t), Some(spec)) => {
+            (Some(center), Some(t), Some(spec)) if !queued => {
                 let half: Vec<f64> = spec.lengthscales.iter().map(|l| t * l).collect();
                 let region = TrustRegion::around(acq.as_ref(), center, &half, &vec![true; d])?;
                 let (z, _) = maximize_box(&region, &self.cfg.maximizer, &[], None, seed)?;
@@ -595,6 +623,47 @@ impl Strategy for Pbo {
 
     fn n_answered(&self) -> usize {
         self.answered
+    }
+
+    /// Comparisons only (each becomes a comparison of the model's, with no rater); they
+    /// count towards the random initial pairs.
+    fn import(&mut self, data: &[Observation]) -> Result<()> {
+        if self.answered > 0 {
+            return Err(Error::invalid(
+                "import",
+                "data can only be imported before the first answer",
+            ));
+        }
+        let mut next = self.clone();
+        for (k, o) in data.iter().enumerate() {
+            let Observation::Comparison { winner, loser } = o else {
+                return Err(Error::invalid(
+                    format!("import[{k}]"),
+                    "preferential BO learns from comparisons (winner, loser), not evaluations",
+                ));
+            };
+            let w = crate::unit_point(&self.space, &format!("import[{k}].winner"), winner)?;
+            let l = crate::unit_point(&self.space, &format!("import[{k}].loser"), loser)?;
+            let (wi, li) = (next.point_index(&w), next.point_index(&l));
+            if wi == li {
+                return Err(Error::invalid(
+                    format!("import[{k}]"),
+                    "the winner and the loser are the same option",
+                ));
+            }
+            next.comps.push(Comparison::new(wi, li));
+            next.raters.push(None);
+        }
+        next.open = OpenQuery::default();
+        next.refit()?;
+        *self = next;
+        Ok(())
+    }
+
+    fn enqueue(&mut self, option: &[f64]) -> Result<()> {
+        let x = crate::unit_point(&self.space, "option", option)?;
+        self.queued.push_back(x);
+        Ok(())
     }
 
     fn snapshot(&self) -> Result<Option<serde_json::Value>> {

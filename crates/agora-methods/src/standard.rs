@@ -42,7 +42,7 @@ macro_rules! history_strategy {
             self.h.best()
         }
         fn n_answered(&self) -> usize {
-            self.h.len()
+            self.h.answered()
         }
     };
 }
@@ -121,6 +121,9 @@ struct DesignState {
     /// The GP cached for later asks at the same number of answers: that number and the
     /// warm start it was fitted from (refitted on restoring: the fit is deterministic).
     fitted: Option<(usize, Option<Hyper>)>,
+    /// GP-BO's enqueued options (absent in snapshots written before enqueueing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    queued: Vec<Vec<f64>>,
 }
 
 /// Lazily extended scrambled-Sobol sequence.
@@ -206,6 +209,7 @@ impl Strategy for SobolSearch {
             sobol: self.sobol.points.len(),
             last_hyper: None,
             fitted: None,
+            queued: Vec::new(),
         };
         crate::snapshot::write(&self.name(), 1, &st)
     }
@@ -296,6 +300,8 @@ pub struct GpBo {
     /// The GP fitted to the first `.0` answers (reused by later asks at the same count),
     /// and the warm start it was fitted from.
     fitted: Option<(usize, ExactGp, Option<Hyper>)>,
+    /// Options of the user's own to evaluate next ([`Strategy::enqueue`]), oldest first.
+    queued: std::collections::VecDeque<Vec<f64>>,
 }
 
 impl GpBo {
@@ -312,6 +318,7 @@ impl GpBo {
                 points: Vec::new(),
             },
             fitted: None,
+            queued: Default::default(),
         })
     }
 
@@ -325,6 +332,9 @@ impl GpBo {
     /// queries' points pending. Without open queries, `issued` is the number of answers
     /// and this is the sequential strategy exactly.
     fn next_point(&mut self) -> Result<Point> {
+        if let Some(q) = self.queued.pop_front() {
+            return Ok(Point::Unit(q));
+        }
         let issued = self.h.issued();
         let mut rng = stream(self.step.seed, &[issued as u64, 0]);
         if issued < self.step.cfg.n_init.max(1) || self.h.is_empty() {
@@ -373,6 +383,19 @@ impl Strategy for GpBo {
     }
     history_strategy!();
 
+    /// Earlier evaluations (box spaces); they stand in for the random initial design.
+    fn import(&mut self, data: &[agora_core::Observation]) -> Result<()> {
+        self.h.import(data)?;
+        self.fitted = None;
+        Ok(())
+    }
+
+    fn enqueue(&mut self, option: &[f64]) -> Result<()> {
+        let x = crate::unit_point(&self.h.space, "option", option)?;
+        self.queued.push_back(x);
+        Ok(())
+    }
+
     /// The GP fitted afresh to the evaluations so far (warm-started like the next proposal's
     /// fit, on its own random stream): reading the belief never changes what is proposed.
     fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {
@@ -390,6 +413,7 @@ impl Strategy for GpBo {
                 .as_ref()
                 .filter(|(n, _, _)| *n == self.h.len())
                 .map(|(n, _, w)| (*n, w.clone())),
+            queued: self.queued.iter().cloned().collect(),
         };
         crate::snapshot::write(&self.name(), 1, &st)
     }
@@ -400,6 +424,10 @@ impl Strategy for GpBo {
         next.h.restore_state(st.h)?;
         next.sobol.regenerate(st.sobol)?;
         next.fitted = None;
+        if let Some(q) = st.queued.iter().find(|q| q.len() != next.h.space.dim()) {
+            return Err(Error::dim("snapshot.queued", next.h.space.dim(), q.len()));
+        }
+        next.queued = st.queued.into();
         // The cached GP is only ever used at its own number of answers: refit it there
         // from its warm start (then the step's warm start is that fit's, as it was).
         if let Some((n, warm)) = st.fitted.filter(|(n, _)| *n == next.h.len()) {

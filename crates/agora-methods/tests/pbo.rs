@@ -313,3 +313,98 @@ fn the_capped_model_bounds_the_output_scale_and_leaves_the_faces() {
         "on a face: capped {face_c}, BoTorch {face_b}"
     );
 }
+
+/// Imported comparisons and enqueued options (pbo and GP-BO): imports stand in for the
+/// random start and are not answers; an enqueued option is asked next (compared with the
+/// EUBO challenger against it, or evaluated); a snapshot taken with an option still queued
+/// restores to the same questions; wrong data and bad points are refused and change nothing.
+#[test]
+fn imports_and_enqueued_options_survive_a_snapshot() {
+    use agora_core::Observation;
+    let p = Problem::by_name("branin").unwrap();
+    let comparisons: Vec<Observation> = (0..6)
+        .map(|k| {
+            let a = 0.1 + 0.13 * k as f64;
+            Observation::Comparison {
+                winner: vec![a, 0.8],
+                loser: vec![1.0 - a, 0.1],
+            }
+        })
+        .collect();
+    let mut s = Pbo::new(p.space.clone(), PboConfig::new(PairRule::Eubo), 4).unwrap();
+    let first = s.ask().unwrap();
+    let e = s
+        .import(&[Observation::Evaluation {
+            point: vec![0.5, 0.5],
+            value: 1.0,
+        }])
+        .unwrap_err();
+    assert!(e.to_string().contains("import[0]"), "{e}");
+    let e = s
+        .import(&[Observation::Comparison {
+            winner: vec![0.5, 1.5],
+            loser: vec![0.1, 0.1],
+        }])
+        .unwrap_err();
+    assert!(e.to_string().contains("import[0].winner"), "{e}");
+    assert_eq!(s.ask().unwrap(), first, "a refused import changes nothing");
+    s.import(&comparisons).unwrap();
+    assert_eq!(s.n_answered(), 0);
+    assert_eq!(s.comparisons().len(), 6);
+    let second = s.ask().unwrap();
+    assert_ne!(second, first, "the model's pair, not the random start");
+    assert!(s.enqueue(&[0.5]).is_err());
+    s.enqueue(&[0.25, 0.75]).unwrap();
+    let snap = s.snapshot().unwrap().unwrap();
+    let mut r = Pbo::new(p.space.clone(), PboConfig::new(PairRule::Eubo), 4).unwrap();
+    r.restore(&snap).unwrap();
+    let mut o = Oracle::with_rater(
+        Problem::by_name("branin").unwrap(),
+        RaterModel::Probit { sigma: 3.0 },
+        4,
+    )
+    .unwrap();
+    let a = o.answer(&second).unwrap();
+    s.tell(&a).unwrap();
+    r.tell(&a).unwrap();
+    let (q, qr) = (s.ask().unwrap(), r.ask().unwrap());
+    assert_eq!(q, qr);
+    assert_eq!(q.kind.points()[0], Point::Unit(vec![0.25, 0.75]));
+    assert!(s.import(&comparisons).is_err(), "no import after an answer");
+
+    let mut g = agora_methods::GpBo::new(
+        p.space.clone(),
+        agora_methods::GpBoConfig::new(agora_methods::StandardAcq::LogEi, 2),
+        2,
+    )
+    .unwrap();
+    let design = g.ask().unwrap();
+    let evals: Vec<Observation> = (0..6)
+        .map(|k| Observation::Evaluation {
+            point: vec![0.15 * k as f64, 0.3],
+            value: -(k as f64 - 2.0).powi(2),
+        })
+        .collect();
+    assert!(g.import(&comparisons).is_err());
+    g.import(&evals).unwrap();
+    assert_eq!(g.n_answered(), 0);
+    let q = g.ask().unwrap();
+    assert_ne!(q, design);
+    assert_eq!(g.recommend().unwrap().1, 0.0, "the best imported value");
+    g.enqueue(&[0.9, 0.9]).unwrap();
+    let snap = g.snapshot().unwrap().unwrap();
+    let mut gr = agora_methods::GpBo::new(
+        p.space.clone(),
+        agora_methods::GpBoConfig::new(agora_methods::StandardAcq::LogEi, 2),
+        2,
+    )
+    .unwrap();
+    gr.restore(&snap).unwrap();
+    let a = o.answer(&q).unwrap();
+    g.tell(&a).unwrap();
+    gr.tell(&a).unwrap();
+    let (q2, q2r) = (g.ask().unwrap(), gr.ask().unwrap());
+    assert_eq!(q2, q2r);
+    assert_eq!(q2.kind.points(), vec![Point::Unit(vec![0.9, 0.9])]);
+    assert_eq!(g.n_answered(), 1);
+}

@@ -1006,3 +1006,143 @@ fn a_wrong_snapshot_found_by_its_tail_falls_back_to_the_whole_log() {
     assert_eq!(s.restored_from(), None);
     assert_eq!(s.pending().cloned(), want);
 }
+
+/// Import and enqueue (issue: start from what you know). Earlier evaluations (a `bo`
+/// study) and comparisons (`pairs`, `group-pairs`) are imported before the first answer:
+/// a file with a bad row is refused, naming its line, and stores nothing; a good one is one
+/// `imported` event, the open question is withdrawn and the next asked in the data's light
+/// (a GP-BO study skips its random start: its first question is the model's, not the
+/// design's). An enqueued option is the question after the open one (evaluated, or one of
+/// the pair). The study reopens from its snapshot and by replaying the whole log to the
+/// same status, next question and recommendation; importing after an answer, or by a
+/// participant, is refused.
+#[test]
+fn imported_data_and_enqueued_options_replay_exactly() {
+    use agora_study::live::import::{read_observations, read_option};
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_file(dir.path(), "s.db");
+    let status = |s: &LiveStudy| serde_json::to_string(&s.status(&Actor::Facilitator)).unwrap();
+    let cases = [
+        (
+            "bo",
+            "x0,x1,value\n20,0.6,-1\n25,0.9,-0.2\n30,1.2,-2\n18,0.4,-3\n",
+        ),
+        // Six comparisons: as many as the random initial pairs (2d + 2), which they replace.
+        (
+            "pairs",
+            "winner.x0,winner.x1,loser.x0,loser.x1\n21,0.7,33,1.4\n23,0.8,16,0.35\n\
+             22,0.9,30,0.4\n21,0.6,25,1.2\n24,0.75,17,1.1\n20,0.7,34,0.9\n",
+        ),
+        (
+            "group-pairs",
+            "{\"winner\": {\"x0\": 21, \"x1\": 0.7}, \"loser\": {\"x0\": 33, \"x1\": 1.4}}\n\
+             {\"winner\": {\"x0\": 23, \"x1\": 0.8}, \"loser\": {\"x0\": 16, \"x1\": 0.35}}\n\
+             {\"winner\": {\"x0\": 22, \"x1\": 0.9}, \"loser\": {\"x0\": 30, \"x1\": 0.4}}\n\
+             {\"winner\": {\"x0\": 21, \"x1\": 0.6}, \"loser\": {\"x0\": 25, \"x1\": 1.2}}\n\
+             {\"winner\": {\"x0\": 24, \"x1\": 0.75}, \"loser\": {\"x0\": 17, \"x1\": 1.1}}\n\
+             {\"winner\": {\"x0\": 20, \"x1\": 0.7}, \"loser\": {\"x0\": 34, \"x1\": 0.9}}\n",
+        ),
+    ];
+    for (k, (method, file)) in cases.into_iter().enumerate() {
+        let name = format!("imp{k}");
+        let m = MethodSpec::from_knobs(method, &[]).unwrap();
+        let who: &[&str] = if method == "group-pairs" {
+            &["ann", "bob"]
+        } else {
+            &["ann"]
+        };
+        let mut s = LiveStudy::create(store.clone(), spec(&name, m, who)).unwrap();
+        let first = s.pending().unwrap().clone();
+        let sp = s.spec().space.clone();
+        // A bad row: refused by the reader, with its line; nothing stored.
+        let bad = file.replacen("20,0.6", "20,9.6", 1);
+        if bad != file {
+            let e = read_observations(&sp, &bad).unwrap_err().to_string();
+            assert!(e.contains("line 2: x1"), "{e}");
+        }
+        // Data of the wrong kind for the method: refused by the strategy, nothing stored.
+        let wrong = if method == "bo" {
+            cases[1].1
+        } else {
+            cases[0].1
+        };
+        let before = s.events(&Actor::Owner).unwrap().len();
+        let e = s
+            .import(&Actor::Owner, read_observations(&sp, wrong).unwrap())
+            .unwrap_err();
+        assert!(e.to_string().contains("import[0]"), "{method}: {e}");
+        assert_eq!(s.events(&Actor::Owner).unwrap().len(), before);
+        assert_eq!(s.pending(), Some(&first));
+        let e = s
+            .import(
+                &Actor::Participant("ann".into()),
+                read_observations(&sp, file).unwrap(),
+            )
+            .unwrap_err();
+        assert!(matches!(e, StudyError::Forbidden(_)), "{e}");
+        // The good file.
+        let data = read_observations(&sp, file).unwrap();
+        s.import(&Actor::Owner, data.clone()).unwrap();
+        let next = s.pending().unwrap().clone();
+        assert_ne!(
+            next.kind, first.kind,
+            "{method}: asked again in the data's light"
+        );
+        assert_eq!(s.strategy().n_answered(), 0);
+        if method == "bo" {
+            // The recommendation is the best imported evaluation (x = 25, 0.9: -0.2).
+            let rec = s.recommendation().unwrap();
+            assert!((rec.value - (-0.2)).abs() < 1e-12, "{rec:?}");
+        }
+        // Enqueue an option: it is in the question after the open one.
+        let option = read_option(&sp, "{\"x0\": 26.5, \"x1\": 0.45}").unwrap();
+        s.enqueue(&Actor::Owner, option.clone()).unwrap();
+        assert_eq!(s.pending(), Some(&next), "the open question stays");
+        let answer = match &next.kind {
+            QueryKind::GroupVote { .. } => {
+                for p in ["ann", "bob"] {
+                    s.ballot(
+                        &Actor::Participant(p.into()),
+                        next.id,
+                        p,
+                        Ballot::Vote { choice: Some(0) },
+                    )
+                    .unwrap();
+                }
+                None
+            }
+            _ => Some(simulated_answer(&s)),
+        };
+        if let Some(a) = answer {
+            s.tell(&Actor::Owner, a).unwrap();
+        }
+        let after = s.pending().unwrap().clone();
+        assert!(
+            after.kind.points().contains(&Point::Unit(option.clone())),
+            "{method}: {after:?} holds the enqueued option"
+        );
+        // No import after an answer.
+        let e = s.import(&Actor::Owner, data).unwrap_err();
+        assert!(e.to_string().contains("before the first answer"), "{e}");
+        // Reopened from the snapshot and from the whole log: the same study.
+        let reopened = LiveStudy::open(store.clone(), &name).unwrap();
+        assert_eq!(status(&reopened), status(&s));
+        assert_eq!(reopened.pending(), s.pending());
+        let copy = open_file(dir.path(), &format!("copy{k}.db"));
+        copy.create(s.stored()).unwrap();
+        let events: Vec<EventKind> = s
+            .events(&Actor::Owner)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        assert!(events.iter().any(|e| e.tag() == "imported"));
+        assert!(events.iter().any(|e| e.tag() == "enqueued"));
+        copy.append(&name, 0, &events).unwrap();
+        let replayed = LiveStudy::open(copy, &name).unwrap();
+        assert_eq!(replayed.restored_from(), None);
+        assert_eq!(status(&replayed), status(&s));
+        assert_eq!(replayed.pending(), s.pending());
+        assert_eq!(replayed.recommendation(), s.recommendation());
+    }
+}

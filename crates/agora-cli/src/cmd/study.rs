@@ -7,7 +7,7 @@
 //! executes a command in process, writing to any output (the argument fuzzer calls it);
 //! the binary calls [`execute`] with the arguments clap already parsed.
 
-use agora_study::live::{LiveStudy, StorageUrl, Store, StoreError};
+use agora_study::live::{Actor, LiveStudy, StorageUrl, Store, StoreError};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
@@ -81,6 +81,31 @@ pub enum StudyCommand {
     Create(CreateArgs),
     /// List the studies in the file.
     List {
+        #[command(flatten)]
+        db: Db,
+    },
+    /// Import earlier evaluations or comparisons before the first answer: a CSV file
+    /// (`NAME,...,value` for evaluations; `winner.NAME,...,loser.NAME,...` for
+    /// comparisons) or JSON lines (`{"NAME": ..., "value": ...}` or `{"winner": {...},
+    /// "loser": {...}}`), in the study's units. Every row is checked (a bad one is named
+    /// by its line) and nothing is stored unless all are valid; the open question is
+    /// withdrawn and the next one is asked in the light of the data.
+    Import {
+        /// The study.
+        name: String,
+        /// The file.
+        file: PathBuf,
+        #[command(flatten)]
+        db: Db,
+    },
+    /// Put an option of your own into the next question (after the open one): a JSON
+    /// object of the parameters by name, e.g. `--option '{"temp": 22, "fans": 1}'`.
+    Enqueue {
+        /// The study.
+        name: String,
+        /// The option.
+        #[arg(long, value_name = "JSON")]
+        option: String,
         #[command(flatten)]
         db: Db,
     },
@@ -313,6 +338,38 @@ fn dispatch(cmd: LiveCommand, out: &mut impl Write) -> Result<()> {
         LiveCommand::Study {
             cmd: StudyCommand::List { db },
         } => create::list(&db.url()?, out),
+        LiveCommand::Study {
+            cmd: StudyCommand::Import { name, file, db },
+        } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading `{}`", file.display()))?;
+            let mut study = open_study(&db, &name)?;
+            let data = agora_study::live::import::read_observations(&study.spec().space, &text)
+                .with_context(|| format!("`{}`", file.display()))?;
+            let n = data.len();
+            study.import(&Actor::Owner, data)?;
+            writeln!(out, "imported {n} rows into `{name}`; the next question:")?;
+            match study.pending_view(&Actor::Owner) {
+                Some(v) => show::print_pending(out, &name, &v),
+                None => Ok(writeln!(out, "(none open)")?),
+            }
+        }
+        LiveCommand::Study {
+            cmd: StudyCommand::Enqueue { name, option, db },
+        } => {
+            let mut study = open_study(&db, &name)?;
+            let x = agora_study::live::import::read_option(&study.spec().space, &option)?;
+            let open = study.pending().map(|q| q.id);
+            study.enqueue(&Actor::Owner, x)?;
+            match open {
+                Some(id) => writeln!(
+                    out,
+                    "enqueued: the option is in the next question after the open one (query {id})"
+                )?,
+                None => writeln!(out, "enqueued: the option is in the open question")?,
+            }
+            Ok(())
+        }
         LiveCommand::Study {
             cmd: StudyCommand::Tokens { name, url, db },
         } => {

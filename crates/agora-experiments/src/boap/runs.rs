@@ -348,6 +348,9 @@ mod tests {
         };
         assert_eq!(floor.name(), "boap+floor");
         assert_eq!(floor.extension().sigma_floor, SIGMA_FLOOR);
-        assert_eq!(Method::paper(BoapVariant::Boap).extension().sigma_floor, 0.0);
+        assert_eq!(
+            Method::paper(BoapVariant::Boap).extension().sigma_floor,
+            0.0
+        );
     }
 }

@@ -91,6 +91,9 @@ pub fn summarize_stored(store: &dyn Store, stored: &StoredStudy) -> StoreResult<
                 answered += 1;
                 open.remove(&answer.query_id);
             }
+            // An import withdraws the open query; the next is asked afresh.
+            EventKind::Imported { .. } => open.clear(),
+            EventKind::Enqueued { .. } => {}
         }
     }
     let mut open: Vec<OpenQuerySummary> = open

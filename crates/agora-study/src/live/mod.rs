@@ -3,6 +3,7 @@
 //! operations the CLI and the server share ([`study`]), answers in the shapes people give
 //! them ([`reply`]), the facilitator's figure ([`plot`]) and the studies index ([`index`]).
 
+pub mod import;
 pub mod index;
 pub mod plot;
 pub mod reply;

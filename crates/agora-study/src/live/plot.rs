@@ -15,7 +15,7 @@
 use super::spec::MethodSpec;
 use super::store::EventKind;
 use super::study::{Actor, LiveStudy, OptionView, StudyResult};
-use agora_core::{AnswerKind, Channel, Error, Param, Point, QueryKind, Space};
+use agora_core::{AnswerKind, Channel, Error, Observation, Param, Point, QueryKind, Space};
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -282,7 +282,18 @@ fn figure(study: &LiveStudy) -> StudyResult<Figure> {
                     _ => {}
                 }
             }
-            EventKind::Ballot { .. } => {}
+            EventKind::Imported { data } => {
+                for o in data {
+                    match o {
+                        Observation::Evaluation { point, value } => evaluated.push((point, value)),
+                        Observation::Comparison { winner, loser } => {
+                            compared.push(winner);
+                            compared.push(loser);
+                        }
+                    }
+                }
+            }
+            EventKind::Ballot { .. } | EventKind::Enqueued { .. } => {}
         }
     }
     let answered = study.strategy().n_answered();

@@ -30,7 +30,8 @@ use super::store::{
 };
 use agora_core::snapshot::{FNV_OFFSET, fnv1a, fnv1a_extend};
 use agora_core::{
-    Answer, AnswerKind, Channel, Error, Param, ParamValue, Point, Query, QueryKind, Space,
+    Answer, AnswerKind, Channel, Error, Observation, Param, ParamValue, Point, Query, QueryKind,
+    Space,
 };
 use agora_methods::Strategy;
 use serde::Serialize;
@@ -765,6 +766,18 @@ impl LiveStudy {
                 self.answers.insert(answer.query_id, answer);
                 self.ballots.clear();
             }
+            EventKind::Imported { data } => {
+                if !self.restoring {
+                    self.strategy.import(&data)?;
+                }
+                self.pending = None;
+                self.ballots.clear();
+            }
+            EventKind::Enqueued { option } => {
+                if !self.restoring {
+                    self.strategy.enqueue(&option)?;
+                }
+            }
         }
         self.next_seq += 1;
         self.log_hash = hash;
@@ -1180,6 +1193,75 @@ impl LiveStudy {
             }
         }
         Ok(Some((k, q, agents)))
+    }
+
+    /// Import earlier evaluations or comparisons (unit-cube points; see
+    /// [`super::import`] for reading them from a file) before the first answer: stored as
+    /// one `imported` event, the strategy learns from them, the open query is withdrawn
+    /// and the next one is asked in their light. Errors (a participant acting, answers or
+    /// ballots already in the log, a query held by a worker, data the method does not
+    /// take) store nothing.
+    pub fn import(&mut self, actor: &Actor, data: Vec<Observation>) -> StudyResult<()> {
+        self.catch_up()?;
+        if matches!(actor, Actor::Participant(_)) {
+            return Err(StudyError::Forbidden(
+                "only the facilitator can import data".into(),
+            ));
+        }
+        if !self.answers.is_empty() || !self.history.is_empty() || !self.held.is_empty() {
+            return Err(StudyError::Input(Error::invalid(
+                "import",
+                "data can only be imported before the first answer or ballot",
+            )));
+        }
+        if data.is_empty() {
+            return Err(StudyError::Input(Error::invalid(
+                "import",
+                "nothing to import: the file has no rows",
+            )));
+        }
+        // The strategy checks the data and learns from them (a refusal changes nothing),
+        // then the event is stored; should storing fail, the strategy is rebuilt from the log.
+        self.strategy.import(&data)?;
+        self.pending = None;
+        self.ballots.clear();
+        self.store_applied(EventKind::Imported { data })?;
+        self.advance()
+    }
+
+    /// Store `event`, which the strategy has already applied; on failure rebuild the
+    /// strategy from the log (which then does not hold it) and report the failure.
+    fn store_applied(&mut self, event: EventKind) -> StudyResult<()> {
+        match self.store.append(
+            &self.stored.spec.name,
+            self.next_seq,
+            std::slice::from_ref(&event),
+        ) {
+            Ok(_) => {
+                self.next_seq += 1;
+                self.log_hash = extend_log_hash(self.log_hash, &event);
+                Ok(())
+            }
+            Err(e) => {
+                self.reload()?;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Put an option of the facilitator's own (unit-cube coordinates) into the next query
+    /// the strategy asks after the open one (stored as an `enqueued` event). Errors (a
+    /// participant acting, an option the method does not take) store nothing.
+    pub fn enqueue(&mut self, actor: &Actor, option: Vec<f64>) -> StudyResult<()> {
+        self.catch_up()?;
+        if matches!(actor, Actor::Participant(_)) {
+            return Err(StudyError::Forbidden(
+                "only the facilitator can enqueue options".into(),
+            ));
+        }
+        self.strategy.enqueue(&option)?;
+        self.store_applied(EventKind::Enqueued { option })?;
+        self.advance()
     }
 
     /// Close the open group vote with the ballots cast: the missing ones count as "can't
@@ -1600,6 +1682,8 @@ impl LiveStudy {
                 } => !private.contains(query_id) || Some(participant.as_str()) == me,
                 EventKind::Answered { answer, .. } => !private.contains(&answer.query_id),
                 EventKind::Asked { .. } => true,
+                // The facilitator's own data and options: not shown to participants.
+                EventKind::Imported { .. } | EventKind::Enqueued { .. } => actor.sees_private(),
             })
             .collect())
     }
@@ -1641,7 +1725,7 @@ impl LiveStudy {
                         .collect();
                     (
                         "asked",
-                        query.id,
+                        Some(query.id),
                         worker.clone().unwrap_or_default(),
                         ch,
                         opts.join(" | "),
@@ -1654,7 +1738,7 @@ impl LiveStudy {
                     ballot,
                 } => (
                     "ballot",
-                    *query_id,
+                    Some(*query_id),
                     participant.clone(),
                     channels.get(query_id).copied(),
                     String::new(),
@@ -1666,11 +1750,37 @@ impl LiveStudy {
                 ),
                 EventKind::Answered { answer, by } => (
                     "answered",
-                    answer.query_id,
+                    Some(answer.query_id),
                     by.clone().unwrap_or_default(),
                     channels.get(&answer.query_id).copied(),
                     String::new(),
                     serde_json::to_string(&answer.kind).unwrap_or_default(),
+                ),
+                EventKind::Imported { data } => (
+                    "imported",
+                    None,
+                    "facilitator".into(),
+                    None,
+                    format!("{} rows", data.len()),
+                    serde_json::to_string(data).unwrap_or_default(),
+                ),
+                EventKind::Enqueued { option } => (
+                    "enqueued",
+                    None,
+                    "facilitator".into(),
+                    None,
+                    self.options(&[Point::Unit(option.clone())])
+                        .iter()
+                        .map(|o| {
+                            o.params
+                                .iter()
+                                .map(|(n, v)| format!("{n}={}", value_text(v)))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        })
+                        .collect::<Vec<_>>()
+                        .join(""),
+                    String::new(),
                 ),
             };
             let ch = match channel {
@@ -1683,7 +1793,7 @@ impl LiveStudy {
                 e.seq,
                 time,
                 event,
-                qid,
+                qid.map(|q| q.to_string()).unwrap_or_default(),
                 csv_field(&who),
                 ch,
                 csv_field(&options),

@@ -166,6 +166,19 @@ pub enum EventKind {
         /// The vote or rating.
         ballot: Ballot,
     },
+    /// Earlier evaluations or comparisons the facilitator imported before the first
+    /// answer (`agora study import`): the strategy learned from them, and the query open
+    /// then was withdrawn (the next `asked` event is asked in their light).
+    Imported {
+        /// The data, unit-cube points.
+        data: Vec<agora_core::Observation>,
+    },
+    /// An option of the facilitator's own, put into the next query the strategy asks
+    /// after this event (`agora study enqueue`).
+    Enqueued {
+        /// Its unit-cube coordinates.
+        option: Vec<f64>,
+    },
     /// The complete answer the strategy was told.
     Answered {
         /// The answer.
@@ -176,12 +189,15 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    /// The event's type as stored beside its body (`asked`, `ballot`, `answered`).
+    /// The event's type as stored beside its body (`asked`, `ballot`, `answered`,
+    /// `imported`, `enqueued`).
     pub fn tag(&self) -> &'static str {
         match self {
             EventKind::Asked { .. } => "asked",
             EventKind::Ballot { .. } => "ballot",
             EventKind::Answered { .. } => "answered",
+            EventKind::Imported { .. } => "imported",
+            EventKind::Enqueued { .. } => "enqueued",
         }
     }
 }
