@@ -742,3 +742,91 @@ fn bad_input_fails_clearly_and_changes_no_stored_log() {
     let list = ok(&db, &["study", "list"]);
     assert_eq!(list.lines().count(), 3, "{list}");
 }
+
+/// `agora study import` and `agora study enqueue` through the binary: a file with a bad row
+/// fails naming the file, the line and the parameter and stores nothing; a good one is
+/// imported and the next question printed; an enqueued option is the question after the
+/// open one; a bad option names the parameter.
+#[test]
+fn import_and_enqueue_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    ok(
+        &db,
+        &[
+            "study",
+            "create",
+            "tune",
+            "--method",
+            "bo",
+            "--set",
+            "strategy=gp-ei",
+            "--param",
+            "lr:log:0.001:1",
+            "--param",
+            "depth:int:1:8",
+            "--seed",
+            "3",
+        ],
+    );
+    let events = |db: &Path| {
+        json(db, &["export", "tune", "--format", "json"])["events"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let before = events(&db);
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "lr,depth,value\n0.01,3,0.8\n0.1,9,0.7\n").unwrap();
+    let r = agora(&db, &["study", "import", "tune", bad.to_str().unwrap()]);
+    assert!(!r.ok);
+    assert!(
+        r.stderr.contains("bad.csv") && r.stderr.contains("line 3: depth"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(events(&db), before, "nothing stored");
+    let good = dir.path().join("good.jsonl");
+    std::fs::write(
+        &good,
+        "{\"lr\": 0.01, \"depth\": 3, \"value\": 0.8}\n{\"lr\": 0.1, \"depth\": 8, \"value\": 0.7}\n\
+         {\"lr\": 0.003, \"depth\": 1, \"value\": 0.5}\n",
+    )
+    .unwrap();
+    let out = ok(&db, &["study", "import", "tune", good.to_str().unwrap()]);
+    assert!(out.contains("imported 3 rows"), "{out}");
+    let r = agora(
+        &db,
+        &[
+            "study",
+            "enqueue",
+            "tune",
+            "--option",
+            "{\"lr\": 2, \"depth\": 4}",
+        ],
+    );
+    assert!(!r.ok && r.stderr.contains("lr"), "{}", r.stderr);
+    let out = ok(
+        &db,
+        &[
+            "study",
+            "enqueue",
+            "tune",
+            "--option",
+            "{\"lr\": 0.05, \"depth\": 4}",
+        ],
+    );
+    assert!(out.contains("next question after the open one"), "{out}");
+    let q = json(&db, &["ask", "tune", "--json"]);
+    let id = q["query_id"].as_u64().unwrap().to_string();
+    ok(&db, &["tell", "tune", "--query", &id, "--values", "0.6"]);
+    let next = json(&db, &["ask", "tune", "--json"]);
+    let params = &next["options"][0]["params"];
+    assert_eq!(
+        params.to_string(),
+        "[[\"lr\",0.05],[\"depth\",4]]",
+        "{next}"
+    );
+    let status = ok(&db, &["status", "tune"]);
+    assert!(status.contains("answered: 1"), "{status}");
+}
