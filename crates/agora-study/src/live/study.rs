@@ -1712,17 +1712,7 @@ impl LiveStudy {
                     if let Some(c) = ch {
                         channels.insert(query.id, c);
                     }
-                    let opts: Vec<String> = self
-                        .options(&pts)
-                        .iter()
-                        .map(|o| {
-                            o.params
-                                .iter()
-                                .map(|(n, v)| format!("{n}={}", value_text(v)))
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                        })
-                        .collect();
+                    let opts: Vec<String> = self.options(&pts).iter().map(option_text).collect();
                     (
                         "asked",
                         Some(query.id),
@@ -1771,15 +1761,8 @@ impl LiveStudy {
                     None,
                     self.options(&[Point::Unit(option.clone())])
                         .iter()
-                        .map(|o| {
-                            o.params
-                                .iter()
-                                .map(|(n, v)| format!("{n}={}", value_text(v)))
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                        })
-                        .collect::<Vec<_>>()
-                        .join(""),
+                        .map(option_text)
+                        .collect::<String>(),
                     String::new(),
                 ),
             };
@@ -1802,6 +1785,15 @@ impl LiveStudy {
         }
         Ok(out)
     }
+}
+
+/// An option as `name=value` pairs (the export's options column).
+fn option_text(o: &OptionView) -> String {
+    o.params
+        .iter()
+        .map(|(n, v)| format!("{n}={}", value_text(v)))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// How many times a worker's ask catches up with other processes before giving up (each
