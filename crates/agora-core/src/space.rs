@@ -193,6 +193,21 @@ impl Space {
                     ));
                 }
                 for (i, p) in params.iter().enumerate() {
+                    if p.name().trim().is_empty() {
+                        return Err(Error::invalid(
+                            format!("params[{i}].name"),
+                            "a parameter needs a name (people see it beside its value)",
+                        ));
+                    }
+                    if params[..i].iter().any(|q| q.name() == p.name()) {
+                        return Err(Error::invalid(
+                            format!("params[{i}].name"),
+                            format!(
+                                "parameter names must be distinct; `{}` appears twice",
+                                p.name()
+                            ),
+                        ));
+                    }
                     p.validate(i)?;
                 }
             }
@@ -467,6 +482,22 @@ mod tests {
         let back = s.from_user(&v).unwrap();
         assert!((back[0] - 0.5).abs() < 1e-12 && (back[1] - 0.5).abs() < 1e-12);
         assert_eq!(&back[2..], &[0.875, 0.0, 1.0, 0.0]);
+    }
+
+    /// A parameter without a name, or two with one name, is refused (the API fuzzer found
+    /// a box with an empty name accepted).
+    #[test]
+    fn parameters_need_distinct_names() {
+        let real = |name: &str| Param::Real {
+            name: name.into(),
+            lo: 0.0,
+            hi: 1.0,
+        };
+        let e = Space::boxed(vec![real("a"), real(" ")]).unwrap_err();
+        assert!(e.to_string().contains("params[1].name"), "{e}");
+        let e = Space::boxed(vec![real("a"), real("b"), real("a")]).unwrap_err();
+        assert!(e.to_string().contains("params[2].name") && e.to_string().contains("`a`"));
+        assert!(Space::boxed(vec![real("a"), real("b")]).is_ok());
     }
 
     #[test]
