@@ -1093,6 +1093,12 @@ fn imported_data_and_enqueued_options_replay_exactly() {
             // The recommendation is the best imported evaluation (x = 25, 0.9: -0.2).
             let rec = s.recommendation().unwrap();
             assert!((rec.value - (-0.2)).abs() < 1e-12, "{rec:?}");
+            // The export shows the imported rows in the study's units.
+            let csv = s.export_csv(&Actor::Owner).unwrap();
+            assert!(
+                csv.contains("x0=20 x1=0.6 -> -1 | x0=25 x1=0.9 -> -0.2"),
+                "{csv}"
+            );
         }
         // Enqueue an option: it is in the question after the open one.
         let option = read_option(&sp, "{\"x0\": 26.5, \"x1\": 0.45}").unwrap();

@@ -1746,14 +1746,34 @@ impl LiveStudy {
                     String::new(),
                     serde_json::to_string(&answer.kind).unwrap_or_default(),
                 ),
-                EventKind::Imported { data } => (
-                    "imported",
-                    None,
-                    "facilitator".into(),
-                    None,
-                    format!("{} rows", data.len()),
-                    serde_json::to_string(data).unwrap_or_default(),
-                ),
+                // Each row in user units: `point -> value`, or `winner > loser`.
+                EventKind::Imported { data } => {
+                    let text = |x: &[f64]| {
+                        self.options(&[Point::Unit(x.to_vec())])
+                            .iter()
+                            .map(option_text)
+                            .collect::<String>()
+                    };
+                    let rows: Vec<String> = data
+                        .iter()
+                        .map(|o| match o {
+                            Observation::Evaluation { point, value } => {
+                                format!("{} -> {value}", text(point))
+                            }
+                            Observation::Comparison { winner, loser } => {
+                                format!("{} > {}", text(winner), text(loser))
+                            }
+                        })
+                        .collect();
+                    (
+                        "imported",
+                        None,
+                        "facilitator".into(),
+                        None,
+                        rows.join(" | "),
+                        format!("{} rows", data.len()),
+                    )
+                }
                 EventKind::Enqueued { option } => (
                     "enqueued",
                     None,
