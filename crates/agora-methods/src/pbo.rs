@@ -148,6 +148,9 @@ pub struct Pbo {
     queued: std::collections::VecDeque<Vec<f64>>,
 }
 
+/// The rater an imported comparison names ([`Strategy::import`]).
+pub const IMPORTED_RATER: &str = "imported";
+
 /// The format of [`Pbo`]'s snapshots; raised whenever [`PboState`] changes meaning.
 const PBO_STATE_FORMAT: u32 = 1;
 
@@ -625,8 +628,8 @@ impl Strategy for Pbo {
         self.answered
     }
 
-    /// Comparisons only (each becomes a comparison of the model's, with no rater); they
-    /// count towards the random initial pairs.
+    /// Comparisons only (each becomes a comparison of the model's, its rater
+    /// [`IMPORTED_RATER`]); they count towards the random initial pairs.
     fn import(&mut self, data: &[Observation]) -> Result<()> {
         if self.answered > 0 {
             return Err(Error::invalid(
@@ -652,7 +655,9 @@ impl Strategy for Pbo {
                 ));
             }
             next.comps.push(Comparison::new(wi, li));
-            next.raters.push(None);
+            // Named, so that with learned rater noise the imported data get a noise scale
+            // of their own (shown as `imported`), not the unnamed rater's.
+            next.raters.push(Some(IMPORTED_RATER.into()));
         }
         next.open = OpenQuery::default();
         next.refit()?;

@@ -351,6 +351,11 @@ fn imports_and_enqueued_options_survive_a_snapshot() {
     s.import(&comparisons).unwrap();
     assert_eq!(s.n_answered(), 0);
     assert_eq!(s.comparisons().len(), 6);
+    assert!(
+        s.raters()
+            .iter()
+            .all(|r| r.as_deref() == Some(agora_methods::pbo::IMPORTED_RATER))
+    );
     let second = s.ask().unwrap();
     assert_ne!(second, first, "the model's pair, not the random start");
     assert!(s.enqueue(&[0.5]).is_err());
