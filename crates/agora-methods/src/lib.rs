@@ -104,6 +104,18 @@ pub const IMPORT_METHODS: [&str; 6] = [
     "pbo (pairs, group-pairs)",
 ];
 
+/// The error of a method without [`Strategy::import`] or [`Strategy::enqueue`]: it names
+/// the method and the methods that take `what`.
+fn not_importing(field: &str, method: &str, what: &str) -> Error {
+    Error::invalid(
+        field,
+        format!(
+            "method `{method}` takes no {what}; methods that do: {}",
+            IMPORT_METHODS.join(", ")
+        ),
+    )
+}
+
 /// An imported or enqueued point: `d` finite unit-cube coordinates in [0, 1], canonical in
 /// `space` (snapped to a representable point); errors name `field`.
 pub(crate) fn unit_point(space: &Space, field: &str, x: &[f64]) -> Result<Vec<f64>> {
@@ -191,14 +203,7 @@ pub trait Strategy: Send + std::fmt::Debug {
     /// The default is an error naming the methods that import.
     fn import(&mut self, data: &[Observation]) -> Result<()> {
         let _ = data;
-        Err(Error::invalid(
-            "import",
-            format!(
-                "method `{}` takes no imported data; methods that do: {}",
-                self.name(),
-                IMPORT_METHODS.join(", ")
-            ),
-        ))
+        Err(not_importing("import", &self.name(), "imported data"))
     }
     /// Put an option of the user's own (unit-cube coordinates of a box space) into the
     /// next query the strategy asks (after the one open now, if any): an evaluation
@@ -207,13 +212,10 @@ pub trait Strategy: Send + std::fmt::Debug {
     /// unchanged; the default is an error naming the methods that take options.
     fn enqueue(&mut self, option: &[f64]) -> Result<()> {
         let _ = option;
-        Err(Error::invalid(
+        Err(not_importing(
             "enqueue",
-            format!(
-                "method `{}` takes no options of the user's own; methods that do: {}",
-                self.name(),
-                IMPORT_METHODS.join(", ")
-            ),
+            &self.name(),
+            "options of the user's own",
         ))
     }
     /// The strategy's state as plain data, for resuming without replaying its history
