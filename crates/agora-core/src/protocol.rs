@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 /// A point a strategy proposes: unit-cube coordinates for a box space, or a candidate index
 /// for a finite set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Point {
     /// Coordinates in `[0, 1]^dim` (map to user units with [`crate::Space::to_user`]).
@@ -79,6 +80,7 @@ pub enum QueryKind {
 /// Who can see a vote: a show of hands (public, socially influenced) or a secret ballot
 /// (private, truthful but costly).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Channel {
     /// Everyone sees everyone's vote.
@@ -89,6 +91,7 @@ pub enum Channel {
 
 /// What came back for a query.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Answer {
     /// The id of the query answered.
     pub query_id: u64,
@@ -120,6 +123,7 @@ pub enum Observation {
 
 /// The kinds of answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum AnswerKind {

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// One parameter of a box space.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Param {
     /// A real number in `[lo, hi]`, mapped linearly to one unit coordinate.
@@ -131,6 +132,7 @@ impl Param {
 
 /// A value in user units.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
 pub enum ParamValue {
     /// Real or log-real value.
@@ -143,6 +145,7 @@ pub enum ParamValue {
 
 /// What a strategy may propose.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Space {
     /// A product of parameters; models see the unit cube `[0, 1]^dim`.

@@ -34,6 +34,7 @@
 mod batch;
 pub mod bench;
 pub mod demo;
+mod doc;
 mod follow;
 pub mod load;
 
@@ -47,10 +48,12 @@ use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
+use doc::{
+    BallotBody, BestReply, Changed, CloseBody, Created, ErrorBody, ErrorCode, ErrorDetail,
+    EventsReply, IndexRow, Links, Me, PendingReply, Role, StatusReply, StudiesReply,
+};
 use futures_util::StreamExt;
-use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -59,8 +62,11 @@ use tokio::sync::watch;
 /// Largest request body accepted.
 pub const BODY_LIMIT: usize = 64 * 1024;
 
-/// The OpenAPI description served at `/api/openapi.json`.
-pub const OPENAPI: &str = include_str!("openapi.json");
+/// The OpenAPI document served at `/api/openapi.json` (generated from the request and
+/// response types), with `servers` naming `host` when given.
+pub fn openapi_document(host: Option<&str>) -> serde_json::Value {
+    doc::document(host)
+}
 
 const INDEX_HTML: &str = include_str!("../web/index.html");
 const APP_JS: &str = include_str!("../web/app.js");
@@ -420,13 +426,13 @@ impl AppState {
 #[derive(Debug, Clone)]
 pub struct ApiError {
     status: StatusCode,
-    code: &'static str,
+    code: ErrorCode,
     message: String,
     field: Option<String>,
 }
 
 impl ApiError {
-    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
             code,
@@ -436,20 +442,24 @@ impl ApiError {
     }
 
     fn internal(message: String) -> ApiError {
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::Internal,
+            message,
+        )
     }
 
     fn unauthorized() -> ApiError {
         ApiError::new(
             StatusCode::UNAUTHORIZED,
-            "unauthorized",
+            ErrorCode::Unauthorized,
             "a token is required: `Authorization: Bearer TOKEN` or `?token=TOKEN` (the \
              facilitator's or a participant's, as printed by `agora study create`)",
         )
     }
 
     fn bad(field: &str, message: impl Into<String>) -> ApiError {
-        let mut e = ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", message);
+        let mut e = ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidInput, message);
         e.field = Some(field.to_string());
         e
     }
@@ -466,7 +476,7 @@ impl ApiError {
         match e {
             StudyError::Store(StoreError::Conflict { study, .. }) => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "busy",
+                ErrorCode::Busy,
                 format!(
                     "study `{study}` kept changing underneath (other servers or processes \
                      are writing to it at the same time); nothing was stored: retry"
@@ -489,36 +499,40 @@ impl From<StudyError> for ApiError {
         match e {
             StudyError::Input(agora_core::Error::InvalidInput { field, .. })
             | StudyError::Input(agora_core::Error::Dimension { field, .. }) => {
-                let mut a = ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", msg);
+                let mut a = ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidInput, msg);
                 a.field = Some(field);
                 a
             }
             StudyError::Input(agora_core::Error::UnknownId { kind, .. }) => {
-                let mut a = ApiError::new(StatusCode::BAD_REQUEST, "invalid_input", msg);
+                let mut a = ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::InvalidInput, msg);
                 a.field = Some(kind);
                 a
             }
             StudyError::Input(agora_core::Error::State(_)) => {
-                ApiError::new(StatusCode::CONFLICT, "invalid_state", msg)
+                ApiError::new(StatusCode::CONFLICT, ErrorCode::InvalidState, msg)
             }
             StudyError::Input(_) => ApiError::internal(msg),
-            StudyError::NotPending(_) => ApiError::new(StatusCode::CONFLICT, "not_pending", msg),
-            StudyError::Forbidden(_) => ApiError::new(StatusCode::FORBIDDEN, "forbidden", msg),
+            StudyError::NotPending(_) => {
+                ApiError::new(StatusCode::CONFLICT, ErrorCode::NotPending, msg)
+            }
+            StudyError::Forbidden(_) => {
+                ApiError::new(StatusCode::FORBIDDEN, ErrorCode::Forbidden, msg)
+            }
             StudyError::Diverged(_) => ApiError::internal(msg),
             // The message does not list the other studies (the store's does, for the CLI).
             StudyError::Store(StoreError::UnknownStudy(name, _)) => ApiError::new(
                 StatusCode::NOT_FOUND,
-                "unknown_study",
+                ErrorCode::UnknownStudy,
                 format!("unknown study `{name}`"),
             ),
             StudyError::Store(StoreError::Exists(_)) => {
-                ApiError::new(StatusCode::CONFLICT, "exists", msg)
+                ApiError::new(StatusCode::CONFLICT, ErrorCode::Exists, msg)
             }
             StudyError::Store(StoreError::Conflict { .. }) => {
-                ApiError::new(StatusCode::CONFLICT, "conflict", msg)
+                ApiError::new(StatusCode::CONFLICT, ErrorCode::Conflict, msg)
             }
             StudyError::Store(e) if e.is_retryable() => {
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", msg)
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable, msg)
             }
             StudyError::Store(_) => ApiError::internal(msg),
         }
@@ -527,10 +541,13 @@ impl From<StudyError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut body = json!({"error": {"code": self.code, "message": self.message}});
-        if let Some(f) = self.field {
-            body["error"]["field"] = f.into();
-        }
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code,
+                message: self.message,
+                field: self.field,
+            },
+        };
         let mut r = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             r.headers_mut()
@@ -610,11 +627,11 @@ fn body_ok(
         if status == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::new(
                 status,
-                "payload_too_large",
+                ErrorCode::PayloadTooLarge,
                 format!("the request body is over the {BODY_LIMIT}-byte limit"),
             )
         } else {
-            ApiError::new(status, "bad_body", e.body_text())
+            ApiError::new(status, ErrorCode::BadBody, e.body_text())
         }
     })
 }
@@ -637,7 +654,7 @@ fn check_name(name: &str) -> Result<(), ApiError> {
     {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
-            "unknown_study",
+            ErrorCode::UnknownStudy,
             format!("unknown study `{name}`: names are 1 to 64 characters of a-z, 0-9, '-', '_'"),
         ));
     }
@@ -651,31 +668,31 @@ async fn actor(state: &AppState, name: &str, token: Option<String>) -> Result<Ac
     entry.stored.actor_for_token(&token).ok_or_else(|| {
         ApiError::new(
             StatusCode::UNAUTHORIZED,
-            "unauthorized",
+            ErrorCode::Unauthorized,
             "unknown token for this study",
         )
     })
 }
 
-#[derive(Serialize)]
-struct Me {
-    role: &'static str,
-    participant: Option<String>,
-}
-
 fn me(a: &Actor) -> Me {
     match a {
         Actor::Owner | Actor::Facilitator => Me {
-            role: "facilitator",
+            role: Role::Facilitator,
             participant: None,
         },
         Actor::Participant(p) => Me {
-            role: "participant",
+            role: Role::Participant,
             participant: Some(p.clone()),
         },
     }
 }
 
+/// Status.
+///
+/// The study at a glance: the open query, progress by channel, the recommendation, and who
+/// you are.
+#[utoipa::path(get, path = "/api/studies/{name}", tag = "studies", params(doc::StudyPath),
+    responses((status = 200, description = "OK", body = StatusReply), doc::StudyErrors), security(("bearer" = []), ("query_token" = [])),)]
 async fn status(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
     let name = ctx.name;
     let a = actor(&state, &name, ctx.token).await?;
@@ -684,35 +701,47 @@ async fn status(State(state): State<AppState>, ctx: Ctx) -> Result<Response, Api
         .inspect(&name, move |s| (s.status(&a), s.seq()))
         .await?;
     let now_ms = agora_study::live::store::now_ms();
-    Ok(axum::Json(json!({"you": who, "seq": seq, "status": st, "now_ms": now_ms})).into_response())
+    Ok(axum::Json(StatusReply {
+        you: who,
+        seq,
+        status: st,
+        now_ms,
+    })
+    .into_response())
 }
 
+/// The open query.
+///
+/// As the caller may see it; `pending` is null when no query is open.
+#[utoipa::path(get, path = "/api/studies/{name}/query", tag = "studies", params(doc::StudyPath),
+    responses((status = 200, description = "OK", body = PendingReply), doc::StudyErrors), security(("bearer" = []), ("query_token" = [])),)]
 async fn pending(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
     let name = ctx.name;
     let a = actor(&state, &name, ctx.token).await?;
     let v = state.inspect(&name, move |s| s.pending_view(&a)).await?;
-    Ok(axum::Json(json!({ "pending": v })).into_response())
+    Ok(axum::Json(PendingReply { pending: v }).into_response())
 }
 
+/// The recommendation.
+///
+/// With the model's mean and sd where it has them.
+#[utoipa::path(get, path = "/api/studies/{name}/best", tag = "studies", params(doc::StudyPath),
+    responses((status = 200, description = "OK", body = BestReply), doc::StudyErrors), security(("bearer" = []), ("query_token" = [])),)]
 async fn best(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
     let name = ctx.name;
     actor(&state, &name, ctx.token).await?;
     let r = state.inspect(&name, |s| s.recommendation()).await?;
-    Ok(axum::Json(json!({ "recommendation": r })).into_response())
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BallotBody {
-    query_id: u64,
-    /// Defaults to the token's participant.
-    participant: Option<String>,
-    ballot: Ballot,
+    Ok(axum::Json(BestReply { recommendation: r }).into_response())
 }
 
 /// The reply to a change: the outcome, the log length and the open query.
 fn changed(outcome: Outcome, seq: u64, open: Option<u64>) -> Response {
-    axum::Json(json!({"outcome": outcome, "seq": seq, "open_query": open})).into_response()
+    axum::Json(Changed {
+        outcome,
+        seq,
+        open_query: open,
+    })
+    .into_response()
 }
 
 /// A POST that changes the study: parse the body as `B`, run `op` as the token's actor
@@ -734,6 +763,14 @@ where
     Ok(changed(outcome, seq, open))
 }
 
+/// Cast a ballot on the open group query.
+///
+/// A participant votes or rates with their own
+/// token; private ballots only so. Recasting the same ballot is idempotent (`duplicate`);
+/// the last ballot completing the round answers it (`answered`).
+#[utoipa::path(post, path = "/api/studies/{name}/ballot", tag = "studies", params(doc::StudyPath),
+    request_body = BallotBody,
+    responses((status = 200, description = "OK", body = Changed), doc::StudyErrors, doc::ChangeErrors), security(("bearer" = []), ("query_token" = [])),)]
 async fn ballot(
     State(state): State<AppState>,
     ctx: Ctx,
@@ -762,6 +799,13 @@ async fn ballot(
     Ok(changed(done.outcome, done.seq, done.open))
 }
 
+/// Answer the open query.
+///
+/// A comparison, a tie, values for an evaluation, or all of a public group's votes at once
+/// (facilitator). The same answer again is idempotent.
+#[utoipa::path(post, path = "/api/studies/{name}/answer", tag = "studies", params(doc::StudyPath),
+    request_body = agora_core::Answer,
+    responses((status = 200, description = "OK", body = Changed), doc::StudyErrors, doc::ChangeErrors), security(("bearer" = []), ("query_token" = [])),)]
 async fn answer(
     State(state): State<AppState>,
     ctx: Ctx,
@@ -773,12 +817,12 @@ async fn answer(
     .await
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CloseBody {
-    query_id: u64,
-}
-
+/// Close the open group vote.
+///
+/// Facilitator only. Missing votes count as can't tell.
+#[utoipa::path(post, path = "/api/studies/{name}/close", tag = "studies", params(doc::StudyPath),
+    request_body = CloseBody,
+    responses((status = 200, description = "OK", body = Changed), doc::StudyErrors, doc::ChangeErrors), security(("bearer" = []), ("query_token" = [])),)]
 async fn close(
     State(state): State<AppState>,
     ctx: Ctx,
@@ -790,13 +834,26 @@ async fn close(
     .await
 }
 
+/// The event log.
+///
+/// JSON, or CSV with `format=csv`. Participants do not see others' private ballots.
+#[utoipa::path(get, path = "/api/studies/{name}/events", tag = "studies",
+    params(doc::StudyPath, doc::EventsQuery),
+    responses((status = 200, description = "The log", content(
+        (EventsReply = "application/json"),
+        (String = "text/csv"))), doc::StudyErrors), security(("bearer" = []), ("query_token" = [])),)]
 async fn events(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
     let name = ctx.name;
     let a = actor(&state, &name, ctx.token).await?;
     match ctx.format.as_deref() {
         None | Some("json") => {
             let ev = state.with_study(name, move |s| Ok(s.events(&a)?)).await?;
-            Ok(axum::Json(json!({ "events": ev })).into_response())
+            let events = ev
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<Result<_, _>>()
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            Ok(axum::Json(EventsReply { events }).into_response())
         }
         Some("csv") => {
             let csv = state
@@ -811,9 +868,14 @@ async fn events(State(state): State<AppState>, ctx: Ctx) -> Result<Response, Api
     }
 }
 
-/// `GET .../belief`: what the model believes at the open options, the recommendation and
-/// over the figure's grid; each person's estimated utility for the facilitator only (it
-/// reflects private ballots).
+/// What the model believes.
+///
+/// The posterior mean and sd at the open query's options and at
+/// the recommendation, and over the figure's grid (1-D, 2-D, or a 2-D slice through the
+/// recommendation). With the facilitator's token, group models add each person's
+/// estimated utility (`people`; it reflects private ballots).
+#[utoipa::path(get, path = "/api/studies/{name}/belief", tag = "studies", params(doc::StudyPath),
+    responses((status = 200, description = "OK", body = agora_study::live::plot::BeliefView), doc::StudyErrors), security(("bearer" = []), ("query_token" = [])),)]
 async fn belief(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
     let name = ctx.name;
     let a = actor(&state, &name, ctx.token).await?;
@@ -827,6 +889,12 @@ async fn belief(State(state): State<AppState>, ctx: Ctx) -> Result<Response, Api
     Ok(axum::Json(view).into_response())
 }
 
+/// Plot.
+///
+/// Progress and the model's current belief (1-D and 2-D spaces), as SVG.
+#[utoipa::path(get, path = "/api/studies/{name}/plot.svg", tag = "studies", params(doc::StudyPath),
+    responses((status = 200, description = "The figure", content_type = "image/svg+xml", body = String),
+        doc::StudyErrors), security(("bearer" = []), ("query_token" = [])),)]
 async fn plot(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
     let name = ctx.name;
     actor(&state, &name, ctx.token).await?;
@@ -846,6 +914,15 @@ async fn plot(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiEr
         .into_response())
 }
 
+/// Live updates.
+///
+/// Server-sent events: an event `changed` with the log length whenever
+/// the study changes, and an event `query` with the open query's id (`none` when no query
+/// is open) whenever the open query changes; both at once first. Changes that other
+/// servers on the same database store are announced too.
+#[utoipa::path(get, path = "/api/studies/{name}/stream", tag = "studies", params(doc::StudyPath),
+    responses((status = 200, description = "The event stream", content_type = "text/event-stream", body = String),
+        doc::StudyErrors), security(("bearer" = []), ("query_token" = [])),)]
 async fn stream(State(state): State<AppState>, ctx: Ctx) -> Result<Response, ApiError> {
     let name = ctx.name;
     actor(&state, &name, ctx.token).await?;
@@ -897,7 +974,7 @@ fn admin_only(
     };
     Err(ApiError::new(
         StatusCode::UNAUTHORIZED,
-        "unauthorized",
+        ErrorCode::Unauthorized,
         format!("{what} needs the server's admin token ({how})"),
     ))
 }
@@ -907,7 +984,15 @@ fn page_link(study: &str, token: &str) -> String {
     format!("/?study={study}&token={token}")
 }
 
-/// `GET /api/studies`: every study with its state and links (admin token).
+/// List the studies.
+///
+/// Every study on the server with its state and its page links (which
+/// carry the study's tokens). Needs the server's admin token.
+#[utoipa::path(get, path = "/api/studies", tag = "admin",
+    responses((status = 200, description = "OK", body = StudiesReply),
+        (status = 401, description = "No token, or not the server's admin token", body = ErrorBody),
+        (status = 503, description = "The database cannot be reached; retry", body = ErrorBody)),
+    security(("bearer" = []), ("query_token" = [])),)]
 async fn index(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -920,30 +1005,42 @@ async fn index(
         for name in store.list()? {
             let stored = store.study(&name)?;
             let summary = agora_study::live::summarize_stored(store.as_ref(), &stored)?;
-            let participants: serde_json::Map<String, serde_json::Value> = stored
+            let participants = stored
                 .spec
                 .participants
                 .iter()
                 .zip(&stored.participant_tokens)
-                .map(|(p, t)| (p.clone(), page_link(&name, t).into()))
+                .map(|(p, t)| (p.clone(), page_link(&name, t)))
                 .collect();
-            let mut row = serde_json::to_value(&summary)
-                .map_err(|e| StoreError::Corrupt(format!("study `{name}`: {e}")))?;
-            row["state"] = summary.state().into();
-            row["links"] = json!({
-                "facilitator": page_link(&name, &stored.facilitator_token),
-                "participants": participants,
+            rows.push(IndexRow {
+                state: summary.state(),
+                summary,
+                links: Links {
+                    facilitator: page_link(&name, &stored.facilitator_token),
+                    participants,
+                },
             });
-            rows.push(row);
         }
         Ok::<_, StoreError>(rows)
     })
     .await
     .map_err(|e| ApiError::internal(e.to_string()))?
     .map_err(|e| ApiError::from(StudyError::from(e)))?;
-    Ok(axum::Json(json!({ "studies": rows })).into_response())
+    Ok(axum::Json(StudiesReply { studies: rows }).into_response())
 }
 
+/// Create a study.
+///
+/// Needs the server's admin token (printed by `agora serve`). Returns the
+/// facilitator's and each participant's token.
+#[utoipa::path(post, path = "/api/studies", tag = "admin", request_body = StudySpec,
+    responses((status = 201, description = "Created", body = Created),
+        (status = 400, description = "Bad input: `error.field` names the field and the message the allowed values", body = ErrorBody),
+        (status = 401, description = "No token, or not the server's admin token", body = ErrorBody),
+        (status = 409, description = "A study of that name exists", body = ErrorBody),
+        (status = 413, description = "Body over 64 KiB", body = ErrorBody),
+        (status = 503, description = "The database cannot be reached; retry", body = ErrorBody)),
+    security(("bearer" = [])))]
 async fn create(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -957,20 +1054,20 @@ async fn create(
     let stored = tokio::task::spawn_blocking(move || st.create_study(spec))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))??;
-    let participants: serde_json::Map<String, serde_json::Value> = stored
+    let participant_tokens = stored
         .spec
         .participants
         .iter()
-        .zip(&stored.participant_tokens)
-        .map(|(p, t)| (p.clone(), t.clone().into()))
+        .cloned()
+        .zip(stored.participant_tokens.iter().cloned())
         .collect();
     Ok((
         StatusCode::CREATED,
-        axum::Json(json!({
-            "study": stored.spec.name,
-            "facilitator_token": stored.facilitator_token,
-            "participant_tokens": participants,
-        })),
+        axum::Json(Created {
+            study: stored.spec.name,
+            facilitator_token: stored.facilitator_token,
+            participant_tokens,
+        }),
     )
         .into_response())
 }
@@ -978,7 +1075,7 @@ async fn create(
 async fn not_found() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        "not_found",
+        ErrorCode::NotFound,
         "no such endpoint; see /api/openapi.json",
     )
 }
@@ -994,14 +1091,13 @@ fn page(body: &'static str, ctype: &'static str) -> Response {
         .into_response()
 }
 
-/// `GET /api/openapi.json`: the API document, its `servers` entry the address the client
-/// reached (the request's `Host`), so a generated client calls this server whatever port
-/// it listens on.
+/// This document.
+///
+/// Its `servers` entry the address the client reached (the request's
+/// `Host`), so a generated client calls this server whatever port it listens on.
+#[utoipa::path(get, path = "/api/openapi.json", tag = "meta",
+    responses((status = 200, description = "The OpenAPI document", body = Object)))]
 async fn openapi(headers: HeaderMap) -> Response {
-    static DOC: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
-    let mut doc = DOC
-        .get_or_init(|| serde_json::from_str(OPENAPI).unwrap_or(serde_json::Value::Null))
-        .clone();
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -1010,19 +1106,48 @@ async fn openapi(headers: HeaderMap) -> Response {
                 && h.chars()
                     .all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c))
         });
-    if let (Some(h), Some(obj)) = (host, doc.as_object_mut()) {
-        obj.insert("servers".into(), json!([{ "url": format!("http://{h}") }]));
-    }
     (
         [(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))],
-        axum::Json(doc),
+        axum::Json(doc::document(host)),
     )
         .into_response()
 }
 
+/// Liveness.
+///
+/// `ok` while the server runs.
+#[utoipa::path(get, path = "/healthz", tag = "meta",
+    responses((status = 200, description = "ok", content_type = "text/plain", body = String)))]
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// The API's routes and their document, from one list: each handler's `#[utoipa::path]`
+/// gives both its route and its entry in the document, so neither can lack the other.
+fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    use utoipa::OpenApi;
+    use utoipa_axum::{router::OpenApiRouter, routes};
+    OpenApiRouter::with_openapi(doc::ApiDoc::openapi())
+        .routes(routes!(healthz))
+        .routes(routes!(openapi))
+        .routes(routes!(index, create))
+        .routes(routes!(status))
+        .routes(routes!(pending))
+        .routes(routes!(best))
+        .routes(routes!(ballot))
+        .routes(routes!(answer))
+        .routes(routes!(close))
+        .routes(routes!(events))
+        .routes(routes!(plot))
+        .routes(routes!(belief))
+        .routes(routes!(stream))
+        .split_for_parts()
+}
+
 /// The router: the API under `/api`, the page at `/`.
 pub fn router(state: AppState) -> Router {
-    Router::new()
+    api()
+        .0
         .route(
             "/",
             get(|| async { page(INDEX_HTML, "text/html; charset=utf-8") }),
@@ -1035,19 +1160,6 @@ pub fn router(state: AppState) -> Router {
             "/style.css",
             get(|| async { page(STYLE_CSS, "text/css; charset=utf-8") }),
         )
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/api/openapi.json", get(openapi))
-        .route("/api/studies", post(create).get(index))
-        .route("/api/studies/{name}", get(status))
-        .route("/api/studies/{name}/query", get(pending))
-        .route("/api/studies/{name}/best", get(best))
-        .route("/api/studies/{name}/ballot", post(ballot))
-        .route("/api/studies/{name}/answer", post(answer))
-        .route("/api/studies/{name}/close", post(close))
-        .route("/api/studies/{name}/events", get(events))
-        .route("/api/studies/{name}/plot.svg", get(plot))
-        .route("/api/studies/{name}/belief", get(belief))
-        .route("/api/studies/{name}/stream", get(stream))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state)
@@ -1107,7 +1219,7 @@ mod tests {
             found: 6,
         });
         let a = ApiError::from_change(e);
-        assert_eq!(a.code, "busy");
+        assert_eq!(a.code, ErrorCode::Busy);
         assert!(a.message.contains("retry"), "{}", a.message);
         let r = a.into_response();
         assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);

@@ -11,6 +11,7 @@ use super::store::{EventKind, Store, StoreResult, StoredStudy};
 
 /// Where a study stands, from its log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StudySummary {
     /// The study's name.
     pub name: String,
@@ -34,6 +35,7 @@ pub struct StudySummary {
 
 /// One unanswered query in a [`StudySummary`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OpenQuerySummary {
     /// The query's id.
     pub query_id: u64,

@@ -7,6 +7,8 @@ pub mod import;
 pub mod index;
 pub mod plot;
 pub mod reply;
+#[cfg(feature = "openapi")]
+mod schema;
 pub mod spec;
 pub mod store;
 pub mod study;

@@ -60,9 +60,11 @@ pub fn plot_png(study: &LiveStudy) -> StudyResult<Vec<u8>> {
 /// options and the recommendation, and over the figure's grid (1-D, 2-D, or a 2-D slice).
 /// Group models add each person's estimated utility beside the welfare.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BeliefView {
     /// What the model is a belief about: `objective`, `utility` or `welfare`; `None` when
     /// the strategy has no model (yet).
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::belief_what))]
     pub what: Option<&'static str>,
     /// Why part of it is missing (no model yet; no grid for this space), if it is.
     pub note: Option<String>,
@@ -75,6 +77,7 @@ pub struct BeliefView {
 
 /// The belief at one option.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OptionBelief {
     /// `A`, `B`, … or `recommended`.
     pub label: String,
@@ -91,6 +94,7 @@ pub struct OptionBelief {
 
 /// The belief on the figure's grid.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GridBelief {
     /// The parameters along the grid's axes (1 or 2).
     pub axes: Vec<String>,

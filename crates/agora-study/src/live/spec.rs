@@ -15,9 +15,11 @@ use serde_json::Value;
 
 /// A study's fixed definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StudySpec {
     /// The study's id: 1–64 characters of `a-z`, `0-9`, `-`, `_`.
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z0-9_-]{1,64}$"))]
     pub name: String,
     /// What is being optimized, for people reading the page (optional).
     #[serde(default)]
@@ -37,6 +39,7 @@ pub struct StudySpec {
     /// the round closes itself as the facilitator's **Close round** would (missing votes
     /// count as "can't tell"). Rating rounds need every rating and have no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 604_800))]
     pub round_seconds: Option<u64>,
 }
 
@@ -46,6 +49,7 @@ pub const ROUND_SECONDS: std::ops::RangeInclusive<u64> = 1..=604_800;
 /// The methods a study can run, each with the knobs a facilitator may set (the rest keep
 /// the paper's defaults).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "name", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum MethodSpec {
     /// BO on measured values with any registry method that asks only for evaluations

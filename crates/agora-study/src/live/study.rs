@@ -93,6 +93,7 @@ pub struct BallotRequest {
 
 /// What a submission did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Stored; the query is still waiting for other ballots.
@@ -105,6 +106,7 @@ pub enum Outcome {
 
 /// One option of a query, in the people's units.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OptionView {
     /// The option as the strategy proposed it.
     pub point: Point,
@@ -116,10 +118,12 @@ pub struct OptionView {
 
 /// The open query, as a person sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PendingView {
     /// The query id to answer.
     pub query_id: u64,
     /// `compare`, `evaluate`, `group_vote`, `group_rate`.
+    #[cfg_attr(feature = "openapi", schema(schema_with = super::schema::query_kind))]
     pub kind: &'static str,
     /// For group queries: `public` or `private`.
     pub channel: Option<Channel>,
@@ -147,6 +151,7 @@ pub struct PendingView {
 
 /// An open query held by a worker.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HeldQuery {
     /// The worker.
     pub worker: String,
@@ -156,6 +161,7 @@ pub struct HeldQuery {
 
 /// The recommendation so far.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Recommendation {
     /// The option.
     pub option: OptionView,
@@ -170,6 +176,7 @@ pub struct Recommendation {
 
 /// A study's state at a glance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Status {
     /// Study name.
     pub study: String,
@@ -204,6 +211,7 @@ pub struct Status {
 
 /// One rater's learned reliability ([`agora_methods::Strategy::rater_noise`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RaterWeight {
     /// The rater.
     pub rater: String,

@@ -124,6 +124,7 @@ pub type StoreResult<T> = std::result::Result<T, StoreError>;
 
 /// One participant's part of a group query: a vote on a pair or a rating of one option.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Ballot {
     /// The index of the option preferred, or `None` for "can't tell".
