@@ -8,7 +8,8 @@
 // a round, and no participant's page ever receives or shows another participant's private
 // vote; the studies index (admin token) lists the meeting with its state and links; a
 // round with a time limit counts down on both views and closes by itself; the belief
-// panel shows the welfare and each person's estimated utility.
+// panel shows the welfare and each person's estimated utility; options show their media
+// (a candidate's picture or description, and renderings posted for a box study's options).
 // Screenshots of every view go to $AGORA_E2E_OUT (target/e2e).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -360,6 +361,79 @@ test('a facilitator and three participants vote publicly and privately to a reco
     assert.deepEqual(tClosed.answer.kind.votes, [0, null, null]);
     log('the timed round closed by itself');
     await tFac.close();
+    // Media: a candidate set whose options carry a picture (a file kept in the study) or a
+    // description, and a box study whose open options get renderings posted with the
+    // renderer's token; the phone and the facilitator's view show them, images loaded.
+    const swatch = (fill) => Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" fill="${fill}"/></svg>`,
+    ).toString('base64');
+    const cands = await api('/api/studies', ADMIN, {
+      name: 'e2e-media',
+      description: 'Which colour for the meeting room?',
+      space: { kind: 'candidates', names: ['teal', 'sand', 'plum'], features: [[0.1, 0.2], [0.8, 0.7], [0.5, 0.9]] },
+      media: [
+        { type: 'file', content_type: 'image/svg+xml', data: swatch('#1b998b') },
+        { type: 'file', content_type: 'image/svg+xml', data: swatch('#e9c46a') },
+        { type: 'text', text: 'A deep plum, matt finish' },
+      ],
+      method: { name: 'social' },
+      participants: PEOPLE,
+    });
+    assert.equal(cands.status, 201, `creating the media study: ${cands.text}`);
+    const mLink = (study, t) => `${BASE}/?study=${study}&token=${t}`;
+    const loaded = (page) => page.waitForFunction(() => {
+      const imgs = [...document.querySelectorAll('img.media-img')];
+      return imgs.length > 0 && imgs.every((i) => i.complete && i.naturalWidth > 0);
+    }, null, { timeout: WAIT });
+    const mFac = await facCtx.newPage();
+    mFac.on('pageerror', (e) => problems.push(`media facilitator: page error: ${e.message}`));
+    await mFac.goto(mLink('e2e-media', cands.json.facilitator_token));
+    await pages.ann.goto(mLink('e2e-media', cands.json.participant_tokens.ann));
+    const mq = (await api('/api/studies/e2e-media/query', cands.json.facilitator_token)).json.pending;
+    const shown = mq.options.filter((o) => o.media).length;
+    assert.ok(shown >= 1, 'the open pair has media');
+    for (const p of [mFac, pages.ann]) {
+      await p.locator('[data-testid=media]').first().waitFor({ timeout: WAIT });
+      assert.equal(await p.locator('[data-testid=media]').count(), shown);
+      if (mq.options.some((o) => o.media && o.media.type === 'file')) await loaded(p);
+      if (mq.options.some((o) => o.media && o.media.type === 'text')) {
+        await p.getByText('A deep plum, matt finish').first().waitFor({ timeout: WAIT });
+      }
+    }
+    await mFac.screenshot({ path: join(OUT, 'media-facilitator.png'), fullPage: true });
+    await pages.ann.mouse.move(0, 0);
+    await pages.ann.screenshot({ path: join(OUT, 'media-participant.png'), fullPage: true });
+    log('screenshots media-facilitator.png, media-participant.png');
+    const boxed = await api('/api/studies', ADMIN, {
+      name: 'e2e-render',
+      description: 'Rendered designs',
+      space: { kind: 'box', params: [{ type: 'real', name: 'hue', lo: 0, hi: 360 }] },
+      method: { name: 'group-pairs' },
+      participants: PEOPLE,
+    });
+    assert.equal(boxed.status, 201, `creating the rendered study: ${boxed.text}`);
+    await mFac.goto(mLink('e2e-render', boxed.json.facilitator_token));
+    await pages.ann.goto(mLink('e2e-render', boxed.json.participant_tokens.ann));
+    await pages.ann.locator('section.question').waitFor({ timeout: WAIT });
+    const rq = (await api('/api/studies/e2e-render/query', boxed.json.facilitator_token)).json.pending;
+    for (const [i, o] of rq.options.entries()) {
+      const hue = Number(o.params[0][1]);
+      const res = await fetch(`${BASE}/api/studies/e2e-render/media?query_id=${rq.query_id}&option=${i}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${boxed.json.renderer_token}`, 'Content-Type': 'image/svg+xml' },
+        body: Buffer.from(swatch(`hsl(${hue.toFixed(0)} 70% 50%)`), 'base64'),
+      });
+      assert.equal(res.status, 200, `posting rendering ${i}: ${await res.text()}`);
+    }
+    // The pages were open before the renderings came: the live update brings them.
+    for (const p of [mFac, pages.ann]) {
+      await p.locator('img.media-img').nth(rq.options.length - 1).waitFor({ timeout: WAIT });
+      await loaded(p);
+    }
+    await mFac.screenshot({ path: join(OUT, 'render-facilitator.png'), fullPage: true });
+    await pages.ann.screenshot({ path: join(OUT, 'render-participant.png'), fullPage: true });
+    log('screenshots render-facilitator.png, render-participant.png');
+    await mFac.close();
     for (const s of ['participant-public', 'participant-private']) assert.ok(shots.has(s), `screenshot ${s} taken`);
     assert.deepEqual(privateLeaks, [], 'no participant page received another participant\'s private vote');
     assert.deepEqual(problems, [], 'no script errors on the pages');

@@ -245,7 +245,10 @@ fn check_log(storage: &str, acks: &[Ack], what: &str) -> Value {
                 Outcome::Duplicate,
                 "{what}: the uninterrupted run assembled a different answer"
             ),
-            EventKind::Asked { .. } | EventKind::Imported { .. } | EventKind::Enqueued { .. } => {}
+            EventKind::Asked { .. }
+            | EventKind::Imported { .. }
+            | EventKind::Enqueued { .. }
+            | EventKind::Media { .. } => {}
         }
     }
     serde_json::to_value(straight.pending_view(&Actor::Facilitator)).unwrap()

@@ -153,7 +153,8 @@ fn kill_9_under_load_loses_no_acknowledged_vote_and_resumes_exactly() {
                 }
                 EventKind::Asked { .. }
                 | EventKind::Imported { .. }
-                | EventKind::Enqueued { .. } => {}
+                | EventKind::Enqueued { .. }
+                | EventKind::Media { .. } => {}
             }
         }
         assert!(

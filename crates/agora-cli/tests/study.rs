@@ -830,3 +830,138 @@ fn import_and_enqueue_from_the_command_line() {
     let status = ok(&db, &["status", "tune"]);
     assert!(status.contains("answered: 1"), "{status}");
 }
+
+/// Media from the command line: a candidate set from a CSV with a column of pictures,
+/// links and descriptions (a bad cell named by its line, nothing stored); a box study's
+/// open options shown with a rendering (`agora study media`), its kind checked; the
+/// question as `ask --json` prints it carries each option's media.
+#[test]
+fn candidates_with_pictures_and_renderings_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    std::fs::write(dir.path().join("teal.png"), png).unwrap();
+    let csv = dir.path().join("rooms.csv");
+    std::fs::write(
+        &csv,
+        "name,warmth,light,look\nteal,1,3,teal.png\nsand,4,2,https://example.org/sand.jpg\n\
+         plum,2,5,\"deep plum, matt\"\n",
+    )
+    .unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        "name,warmth,look\nteal,1,teal.png\nsand,4,missing.png\n",
+    )
+    .unwrap();
+    let args = |space: &Path| {
+        vec![
+            "study".to_string(),
+            "create".into(),
+            "rooms".into(),
+            "--method".into(),
+            "bo".into(),
+            "--space".into(),
+            space.to_str().unwrap().into(),
+            "--media-column".into(),
+            "look".into(),
+        ]
+    };
+    let r = agora(
+        &db,
+        &args(&bad).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert!(
+        !r.ok && r.stderr.contains("line 3") && r.stderr.contains("missing.png"),
+        "{}",
+        r.stderr
+    );
+    assert!(!agora(&db, &["study", "list"]).stdout.contains("rooms"));
+    ok(
+        &db,
+        &args(&csv).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let view = json(&db, &["ask", "rooms", "--json"]);
+    let k = view["options"][0]["point"]["index"].as_u64().unwrap();
+    let expected = [
+        serde_json::json!({"type": "file", "content_type": "image/png", "bytes": png.len()}),
+        serde_json::json!({"type": "url", "url": "https://example.org/sand.jpg"}),
+        serde_json::json!({"type": "text", "text": "deep plum, matt"}),
+    ];
+    assert_eq!(view["options"][0]["media"], expected[k as usize], "{view}");
+
+    ok(
+        &db,
+        &[
+            "study",
+            "create",
+            "chairs",
+            "--method",
+            "pairs",
+            "--param",
+            "height:real:40:60",
+            "--param",
+            "tilt:real:0:20",
+        ],
+    );
+    let view = json(&db, &["ask", "chairs", "--json"]);
+    let qid = view["query_id"].as_u64().unwrap().to_string();
+    let pic = dir.path().join("a.png");
+    std::fs::write(&pic, png).unwrap();
+    let shown = ok(
+        &db,
+        &[
+            "study",
+            "media",
+            "chairs",
+            "--query",
+            &qid,
+            "--option",
+            "0",
+            "--file",
+            pic.to_str().unwrap(),
+        ],
+    );
+    assert!(shown.starts_with("shown"), "{shown}");
+    ok(
+        &db,
+        &[
+            "study",
+            "media",
+            "chairs",
+            "--query",
+            &qid,
+            "--option",
+            "1",
+            "--text",
+            "the tall one",
+        ],
+    );
+    let fake = dir.path().join("fake.png");
+    std::fs::write(&fake, b"GIF89a").unwrap();
+    let r = agora(
+        &db,
+        &[
+            "study",
+            "media",
+            "chairs",
+            "--query",
+            &qid,
+            "--option",
+            "1",
+            "--file",
+            fake.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        !r.ok && r.stderr.contains("not a image/png"),
+        "{}",
+        r.stderr
+    );
+    let view = json(&db, &["ask", "chairs", "--json"]);
+    assert_eq!(view["options"][0]["media"]["type"], "file");
+    assert_eq!(
+        view["options"][1]["media"],
+        serde_json::json!({"type": "text", "text": "the tall one"})
+    );
+}

@@ -132,8 +132,8 @@ fn independent_replay(spec: &StudySpec, events: &[Event]) -> usize {
                 s.tell(answer).unwrap();
             }
             EventKind::Ballot { .. } => panic!("no ballots in a bo study"),
-            EventKind::Imported { .. } | EventKind::Enqueued { .. } => {
-                panic!("the workers' tests import and enqueue nothing")
+            EventKind::Imported { .. } | EventKind::Enqueued { .. } | EventKind::Media { .. } => {
+                panic!("the workers' tests import, enqueue and show nothing")
             }
         }
     }

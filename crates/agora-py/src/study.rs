@@ -96,6 +96,7 @@ pub fn create_study(
         seed,
         participants: participants.unwrap_or_default(),
         round_seconds: None,
+        media: Vec::new(),
     };
     // Check everything before the store is touched: a bad spec leaves no trace.
     py.detach(|| spec.validate())

@@ -123,6 +123,7 @@ fn create(state: &AppState, voters: usize) -> Result<StoredStudy, String> {
             seed: 0,
             participants: names,
             round_seconds: None,
+            media: Vec::new(),
         })
         .map_err(|e| e.to_string())
 }

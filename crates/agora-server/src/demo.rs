@@ -51,6 +51,7 @@ pub fn demo_spec() -> StudySpec {
         seed: 7,
         participants: vec!["you".into(), "ada".into(), "ben".into(), "cleo".into()],
         round_seconds: None,
+        media: Vec::new(),
     }
 }
 

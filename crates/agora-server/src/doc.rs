@@ -47,6 +47,8 @@ pub(crate) enum ErrorCode {
     UnknownStudy,
     /// 404: no such endpoint.
     NotFound,
+    /// 404: the option has no media file.
+    NoMedia,
     /// 409: the query is no longer open.
     NotPending,
     /// 409: the log changed underneath.
@@ -57,6 +59,8 @@ pub(crate) enum ErrorCode {
     InvalidState,
     /// 413: the body is over the limit.
     PayloadTooLarge,
+    /// 415: a media type the server does not take.
+    UnsupportedMediaType,
     /// 500: the store failed.
     Internal,
     /// 503: the database cannot be reached; retry.
@@ -142,6 +146,9 @@ pub(crate) struct Created {
     pub facilitator_token: String,
     /// Each participant's token.
     pub participant_tokens: BTreeMap<String, String>,
+    /// The renderer's token: it may only show media with the open query's options
+    /// (`POST .../media`).
+    pub renderer_token: String,
 }
 
 /// A study's page links, relative to the server (they carry the study's tokens).
@@ -159,6 +166,8 @@ pub(crate) struct IndexRow {
     /// The state in a few words, e.g. `question 3 open: 2 of 3 voted`.
     pub state: String,
     pub links: Links,
+    /// The renderer's token (`POST .../media` only).
+    pub renderer_token: String,
 }
 
 /// `GET /api/studies`.
@@ -186,6 +195,21 @@ pub(crate) struct CloseBody {
     /// The open group vote's id.
     pub query_id: u64,
 }
+
+/// A file's bytes (an image or a sound): the body as it is, not JSON.
+pub(crate) struct Binary;
+
+impl utoipa::PartialSchema for Binary {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+            .into()
+    }
+}
+
+impl ToSchema for Binary {}
 
 /// The study named in the path.
 #[derive(Debug, IntoParams)]
@@ -295,7 +319,7 @@ impl Modify for Security {
     components(schemas(
         ErrorBody, ErrorCode, StudySpec, Ballot, Outcome, OptionView, PendingView,
         Recommendation, Status, StudySummary, OpenQuerySummary, BeliefView, OptionBelief,
-        GridBelief, agora_core::Answer, agora_core::AnswerKind
+        GridBelief, agora_core::Answer, agora_core::AnswerKind, Binary
     )),
     modifiers(&Security)
 )]

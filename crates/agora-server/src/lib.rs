@@ -799,6 +799,196 @@ async fn ballot(
     Ok(changed(done.outcome, done.seq, done.open))
 }
 
+/// The query string of `POST .../media`.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct MediaQuery {
+    /// The open query's id.
+    query_id: u64,
+    /// The option's index in the query (0 for the first).
+    option: usize,
+    /// The token, when not sent as `Authorization: Bearer`.
+    #[allow(dead_code)]
+    token: Option<String>,
+}
+
+/// Show media with an option of the open query.
+///
+/// For a box-space study: a rendering of the option (an image or a sound, its bytes the
+/// body with their `Content-Type`: one of image/png, image/jpeg, image/gif, image/webp,
+/// image/svg+xml, audio/mpeg, audio/wav, audio/ogg; at most 1 MiB, and the bytes must be
+/// of that type), a description (`text/plain`) or a link (`text/uri-list`, one http(s)
+/// URL). By the facilitator's token or the study's renderer token (which may do nothing
+/// else). Stored in the study's log: every server shows it; another post for the same
+/// option replaces it.
+#[utoipa::path(post, path = "/api/studies/{name}/media", tag = "studies",
+    params(doc::StudyPath, MediaQuery),
+    request_body(content(
+        (doc::Binary = "image/png"), (doc::Binary = "image/jpeg"), (doc::Binary = "image/gif"),
+        (doc::Binary = "image/webp"), (String = "image/svg+xml"), (doc::Binary = "audio/mpeg"),
+        (doc::Binary = "audio/wav"), (doc::Binary = "audio/ogg"), (String = "text/plain"),
+        (String = "text/uri-list"))),
+    responses((status = 200, description = "OK", body = Changed), doc::StudyErrors,
+        doc::ChangeErrors,
+        (status = 415, description = "A media type the server does not take", body = ErrorBody)),
+    security(("bearer" = []), ("query_token" = [])))]
+async fn post_media(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: axum::body::Body,
+) -> Result<Response, ApiError> {
+    use agora_study::live::media::{CONTENT_TYPES, MAX_FILE_BYTES, Media};
+    check_name(&ctx.name)?;
+    let token = ctx.token.ok_or_else(ApiError::unauthorized)?;
+    let entry = state.entry_async(&ctx.name).await?;
+    let actor = if entry.stored.is_renderer_token(&token) {
+        Actor::Facilitator
+    } else {
+        entry.stored.actor_for_token(&token).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                ErrorCode::Unauthorized,
+                "unknown token for this study",
+            )
+        })?
+    };
+    let axum::extract::Query(q) =
+        axum::extract::Query::<MediaQuery>::try_from_uri(&uri).map_err(|e| {
+            ApiError::bad(
+                "query_id",
+                format!(
+                    "query_id and option (whole numbers from 0) are required: {}",
+                    e.body_text()
+                ),
+            )
+        })?;
+    let ctype = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default();
+    let textual = ctype == "text/plain" || ctype == "text/uri-list";
+    if !textual && !CONTENT_TYPES.contains(&ctype.as_str()) {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode::UnsupportedMediaType,
+            format!(
+                "Content-Type {ctype:?} is not taken; allowed: {}, text/plain, text/uri-list",
+                CONTENT_TYPES.join(", ")
+            ),
+        ));
+    }
+    let bytes = axum::body::to_bytes(body, MAX_FILE_BYTES)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorCode::PayloadTooLarge,
+                format!("a media file is at most {MAX_FILE_BYTES} bytes"),
+            )
+        })?;
+    let text = || {
+        String::from_utf8(bytes.to_vec())
+            .map(|t| t.trim().to_string())
+            .map_err(|_| ApiError::bad("body", "the text is not UTF-8"))
+    };
+    let media = match ctype.as_str() {
+        "text/plain" => Media::Text { text: text()? },
+        "text/uri-list" => Media::Url { url: text()? },
+        ct => Media::file(ct, &bytes, "body").map_err(|e| ApiError::from(StudyError::from(e)))?,
+    };
+    let (outcome, seq, open) = state
+        .change(ctx.name, move |s| {
+            s.post_media(&actor, q.query_id, q.option, media.clone())
+        })
+        .await?;
+    Ok(changed(outcome, seq, open))
+}
+
+/// An option's media file.
+///
+/// The bytes of the image or sound shown with option `option` of the open query
+/// `query_id` (a candidate's file, or a rendering posted for it), with its `Content-Type`.
+/// Any token of the study. Texts and links are in the query itself (`options[i].media`).
+#[utoipa::path(get, path = "/api/studies/{name}/media/{query_id}/{option}", tag = "studies",
+    params(doc::StudyPath,
+        ("query_id" = u64, Path, description = "The open query's id"),
+        ("option" = usize, Path, description = "The option's index in the query")),
+    responses((status = 200, description = "The file", content(
+            (doc::Binary = "image/png"), (doc::Binary = "image/jpeg"), (doc::Binary = "image/gif"),
+            (doc::Binary = "image/webp"), (String = "image/svg+xml"), (doc::Binary = "audio/mpeg"),
+            (doc::Binary = "audio/wav"), (doc::Binary = "audio/ogg"))),
+        doc::StudyErrors),
+    security(("bearer" = []), ("query_token" = [])))]
+async fn get_media(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    Path((name, query_id, option)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let q = TokenQuery::parse(uri.query());
+    actor(&state, &name, token_of(&headers, &q)).await?;
+    let (query_id, option) = match (query_id.parse::<u64>(), option.parse::<usize>()) {
+        (Ok(a), Ok(b)) => (a, b),
+        _ => {
+            return Err(ApiError::bad(
+                "query_id",
+                "query_id and option are whole numbers from 0",
+            ));
+        }
+    };
+    let file = state
+        .inspect(&name, move |s| {
+            s.option_media(query_id, option).and_then(|m| match m {
+                agora_study::live::media::Media::File { content_type, .. } => {
+                    Some((content_type.clone(), m.bytes()?))
+                }
+                _ => None,
+            })
+        })
+        .await?;
+    let Some((ctype, bytes)) = file else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::NoMedia,
+            format!(
+                "option {option} of query {query_id} has no media file (or the query is not \
+                 open); texts and links are in the query's options"
+            ),
+        ));
+    };
+    let ctype = HeaderValue::from_str(&ctype)
+        .unwrap_or_else(|_| HeaderValue::from_static("application/octet-stream"));
+    Ok((
+        [
+            (header::CONTENT_TYPE, ctype),
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("private, max-age=3600"),
+            ),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+            // An SVG opened on its own runs no script and loads nothing.
+            (
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; sandbox"),
+            ),
+        ],
+        bytes,
+    )
+        .into_response())
+}
+
 /// Answer the open query.
 ///
 /// A comparison, a tie, values for an evaluation, or all of a public group's votes at once
@@ -1013,6 +1203,7 @@ async fn index(
                 .map(|(p, t)| (p.clone(), page_link(&name, t)))
                 .collect();
             rows.push(IndexRow {
+                renderer_token: stored.renderer_token(),
                 state: summary.state(),
                 summary,
                 links: Links {
@@ -1064,6 +1255,7 @@ async fn create(
     Ok((
         StatusCode::CREATED,
         axum::Json(Created {
+            renderer_token: stored.renderer_token(),
             study: stored.spec.name,
             facilitator_token: stored.facilitator_token,
             participant_tokens,
@@ -1137,6 +1329,8 @@ fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ballot))
         .routes(routes!(answer))
         .routes(routes!(close))
+        .routes(routes!(post_media))
+        .routes(routes!(get_media))
         .routes(routes!(events))
         .routes(routes!(plot))
         .routes(routes!(belief))

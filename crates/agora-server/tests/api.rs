@@ -35,6 +35,7 @@ fn social(state: &AppState) -> StoredStudy {
             seed: 3,
             participants: vec!["ann".into(), "bob".into(), "cy".into()],
             round_seconds: None,
+            media: Vec::new(),
         })
         .unwrap()
 }
@@ -668,8 +669,8 @@ async fn the_api_document_lists_every_route_with_the_statuses_it_answers() {
             operations += 1;
         }
     }
-    // 14 operations, the endless stream left out.
-    assert_eq!(operations, 13, "{:?}", paths.keys().collect::<Vec<_>>());
+    // 16 operations, the endless stream left out.
+    assert_eq!(operations, 15, "{:?}", paths.keys().collect::<Vec<_>>());
     let s = &doc["components"]["schemas"];
     assert_eq!(
         s["StudySpec"]["properties"]["round_seconds"]["maximum"],
@@ -767,6 +768,7 @@ proptest! {
                     seed: 1,
                     participants: vec!["ann".into(), "bob".into()],
                     round_seconds: None,
+                    media: Vec::new(),
                 }).unwrap();
                 (s, group)
             };
@@ -780,4 +782,154 @@ proptest! {
             prop_assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{}", v);
         }
     }
+}
+
+/// Raw-body request (media), with a content type.
+async fn call_raw(
+    state: &AppState,
+    method: &str,
+    uri: &str,
+    token: &str,
+    ctype: &str,
+    body: Vec<u8>,
+) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    let req = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", ctype)
+        .body(Body::from(body))
+        .unwrap();
+    let res = router(state.clone()).oneshot(req).await.unwrap();
+    let (status, headers) = (res.status(), res.headers().clone());
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 22)
+        .await
+        .unwrap();
+    (status, headers, bytes.to_vec())
+}
+
+/// Renderings posted for the open query's options: by the facilitator or the renderer
+/// token (which may do nothing else), never a participant; types, sizes and first bytes
+/// checked; every token of the study reads the file back with its type, under a policy
+/// that runs no script; the query shows each option's media.
+#[tokio::test]
+async fn renderings_are_posted_checked_and_served_to_every_token() {
+    let state = state();
+    let st = social(&state);
+    let (_, q) = call(
+        &state,
+        "GET",
+        "/api/studies/meet/query",
+        Some(&st.facilitator_token),
+        None,
+    )
+    .await;
+    let qid = q["pending"]["query_id"].as_u64().unwrap();
+    let svg = br#"<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4" fill="red"/></svg>"#.to_vec();
+    let url = |o: usize| format!("/api/studies/meet/media?query_id={qid}&option={o}");
+    let renderer = st.renderer_token();
+    // The renderer's token posts media and nothing else.
+    let (code, _, body) = call_raw(
+        &state,
+        "POST",
+        &url(0),
+        &renderer,
+        "image/svg+xml",
+        svg.clone(),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let (code, _) = call(&state, "GET", "/api/studies/meet", Some(&renderer), None).await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED);
+    let ann = &st.participant_tokens[0];
+    let (code, _, _) = call_raw(&state, "POST", &url(1), ann, "text/plain", b"mine".to_vec()).await;
+    assert_eq!(code, StatusCode::FORBIDDEN);
+    // Types, sizes and contents.
+    let f = &st.facilitator_token;
+    let (code, _, body) = call_raw(
+        &state,
+        "POST",
+        &url(1),
+        f,
+        "application/pdf",
+        b"%PDF-1.4".to_vec(),
+    )
+    .await;
+    assert_eq!(code, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert!(String::from_utf8_lossy(&body).contains("image/png"));
+    let (code, _, body) = call_raw(&state, "POST", &url(1), f, "image/png", svg.clone()).await;
+    assert_eq!(
+        code,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    let big = [b"\x89PNG\r\n\x1a\n".to_vec(), vec![0; 1 << 20]].concat();
+    let (code, _, _) = call_raw(&state, "POST", &url(1), f, "image/png", big).await;
+    assert_eq!(code, StatusCode::PAYLOAD_TOO_LARGE);
+    let (code, _, _) = call_raw(&state, "POST", &url(7), f, "text/plain", b"x".to_vec()).await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+    let stale = format!("/api/studies/meet/media?query_id={}&option=0", qid + 5);
+    let (code, _, _) = call_raw(&state, "POST", &stale, f, "text/plain", b"x".to_vec()).await;
+    assert_eq!(code, StatusCode::CONFLICT);
+    let (code, _, _) = call_raw(
+        &state,
+        "POST",
+        &url(1),
+        f,
+        "text/uri-list",
+        b"https://example.org/b.png".to_vec(),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    // Every token of the study sees the media in the query and reads the file back.
+    let (_, q) = call(&state, "GET", "/api/studies/meet/query", Some(ann), None).await;
+    let options = &q["pending"]["options"];
+    assert_eq!(
+        options[0]["media"],
+        json!({"type": "file", "content_type": "image/svg+xml", "bytes": svg.len()})
+    );
+    assert_eq!(
+        options[1]["media"],
+        json!({"type": "url", "url": "https://example.org/b.png"})
+    );
+    let (code, headers, bytes) = call_raw(
+        &state,
+        "GET",
+        &format!("/api/studies/meet/media/{qid}/0"),
+        ann,
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(bytes, svg);
+    assert_eq!(headers["content-type"], "image/svg+xml");
+    assert!(
+        headers["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("sandbox")
+    );
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    let (code, _, _) = call_raw(
+        &state,
+        "GET",
+        &format!("/api/studies/meet/media/{qid}/1"),
+        ann,
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(code, StatusCode::NOT_FOUND, "a link has no file");
+    let (code, _, _) = call_raw(
+        &state,
+        "GET",
+        &format!("/api/studies/meet/media/{qid}/0"),
+        "nope",
+        "",
+        vec![],
+    )
+    .await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED);
 }

@@ -50,6 +50,7 @@ fn group(state: &AppState, participants: usize) -> StoredStudy {
             seed: 7,
             participants: (0..participants).map(|i| format!("p{i:02}")).collect(),
             round_seconds: None,
+            media: Vec::new(),
         })
         .unwrap()
 }

@@ -126,6 +126,8 @@
         // Kept while no question is open (the next one is being computed, or stored by
         // another server), so that the next question is announced as new.
         if (q) lastQueryId = q.query_id;
+        // Each option knows its place, for the address of its media file.
+        if (q) q.options.forEach(function (o, i) { o.query_id = q.query_id; o.index = i; });
         data = d;
         render();
         if (d.you.role === 'facilitator') loadBelief(d.seq);
@@ -230,6 +232,29 @@
       })));
   }
 
+  // How an option looks or sounds: its description, its linked image (or the link), or
+  // its image or sound file (served with the study's token; the server checked its type).
+  var IMAGE_URL = /\.(png|jpe?g|gif|webp|svg|avif)([?#].*)?$/i;
+  function mediaBlock(opt) {
+    var m = opt.media;
+    if (!m) return null;
+    var alt = 'What option ' + opt.label + ' looks like';
+    if (m.type === 'text') return h('p', { class: 'media media-text', 'data-testid': 'media' }, m.text);
+    if (m.type === 'url') {
+      return h('a', { class: 'media media-link', 'data-testid': 'media', href: m.url, target: '_blank', rel: 'noopener noreferrer' },
+        IMAGE_URL.test(m.url) ? h('img', { src: m.url, alt: alt, referrerpolicy: 'no-referrer', loading: 'lazy' }) : m.url);
+    }
+    if (m.type === 'file' && opt.query_id !== undefined) {
+      var src = '/api/studies/' + encodeURIComponent(study) + '/media/' + opt.query_id + '/' + opt.index +
+        '?token=' + encodeURIComponent(token);
+      if (m.content_type.indexOf('audio/') === 0) {
+        return h('audio', { class: 'media media-audio', 'data-testid': 'media', controls: true, preload: 'none', src: src, 'aria-label': 'How option ' + opt.label + ' sounds' });
+      }
+      return h('img', { class: 'media media-img', 'data-testid': 'media', src: src, alt: alt });
+    }
+    return null;
+  }
+
   function optionCard(opt, extra, chosen) {
     return h('article', {
       class: 'card option' + (chosen ? ' chosen' : ''),
@@ -237,6 +262,7 @@
       'data-option': opt.label,
     },
     h('h3', { class: 'option-label' }, 'Option ', h('span', { class: 'letter' }, opt.label)),
+    mediaBlock(opt),
     paramTable(opt.params),
     extra);
   }

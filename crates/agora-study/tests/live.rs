@@ -16,6 +16,7 @@ fn spec(name: &str, method: MethodSpec, participants: &[&str]) -> StudySpec {
         seed: 11,
         participants: participants.iter().map(|s| s.to_string()).collect(),
         round_seconds: None,
+        media: Vec::new(),
     }
 }
 
@@ -1151,4 +1152,138 @@ fn imported_data_and_enqueued_options_replay_exactly() {
         assert_eq!(replayed.pending(), s.pending());
         assert_eq!(replayed.recommendation(), s.recommendation());
     }
+}
+
+/// Media with options: a box study takes renderings of the open query's options (the
+/// facilitator's, never a participant's), shows them in the query, keeps them through a
+/// reopen (replay), forgets them when the query is answered, and its answers and next
+/// queries are those of the same study without media. A candidate set names its media in
+/// its spec, checked when it is created.
+#[test]
+fn renderings_are_shown_with_the_open_options_and_change_nothing_else() {
+    use agora_study::live::media::{Media, MediaView};
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_file(dir.path(), "m.db");
+    let plain = open_file(dir.path(), "plain.db");
+    let m = MethodSpec::from_knobs("pairs", &[]).unwrap();
+    let mut s = LiveStudy::create(store.clone(), spec("look", m.clone(), &["ann"])).unwrap();
+    let mut p = LiveStudy::create(plain, spec("look", m, &["ann"])).unwrap();
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    for round in 0..4 {
+        let q = s.pending().unwrap().clone();
+        assert_eq!(
+            Some(&q),
+            p.pending(),
+            "round {round}: media changed the questions"
+        );
+        let seq = s.seq();
+        let who = Actor::Participant("ann".into());
+        let file = Media::file("image/png", &png, "m").unwrap();
+        assert!(matches!(
+            s.post_media(&who, q.id, 0, file.clone()),
+            Err(StudyError::Forbidden(_))
+        ));
+        assert!(matches!(
+            s.post_media(&Actor::Facilitator, q.id + 1, 0, file.clone()),
+            Err(StudyError::NotPending(_))
+        ));
+        let e = s
+            .post_media(&Actor::Facilitator, q.id, 2, file.clone())
+            .unwrap_err();
+        assert!(e.to_string().contains("option"), "{e}");
+        let bad = Media::Url {
+            url: "javascript:alert(1)".into(),
+        };
+        assert!(s.post_media(&Actor::Facilitator, q.id, 1, bad).is_err());
+        assert_eq!(s.seq(), seq, "a refused post stored something");
+        assert_eq!(
+            s.post_media(&Actor::Facilitator, q.id, 0, file.clone())
+                .unwrap(),
+            Outcome::Recorded
+        );
+        assert_eq!(
+            s.post_media(&Actor::Owner, q.id, 0, file.clone()).unwrap(),
+            Outcome::Duplicate
+        );
+        let text = Media::Text {
+            text: format!("design {round}: rounded corners"),
+        };
+        s.post_media(&Actor::Owner, q.id, 1, text.clone()).unwrap();
+        let view = s.pending_view(&who).unwrap();
+        assert_eq!(
+            view.options[0].media,
+            Some(MediaView::File {
+                content_type: "image/png".into(),
+                bytes: png.len()
+            })
+        );
+        assert_eq!(view.options[1].media, Some(MediaView::from(&text)));
+        assert_eq!(
+            s.option_media(q.id, 0).and_then(Media::bytes),
+            Some(png.clone())
+        );
+        // Reopened: the log's media events give the same view.
+        let reopened = LiveStudy::open(store.clone(), "look").unwrap();
+        assert_eq!(reopened.pending_view(&who), Some(view));
+        let a = simulated_answer(&s);
+        s.tell(&Actor::Facilitator, a.clone()).unwrap();
+        p.tell(&Actor::Facilitator, a).unwrap();
+        assert!(
+            s.option_media(q.id, 0).is_none(),
+            "media outlived its query"
+        );
+        let next = s.pending_view(&who).unwrap();
+        assert!(next.options.iter().all(|o| o.media.is_none()));
+    }
+    let events = s.events(&Actor::Participant("ann".into())).unwrap();
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Media { .. }))
+            .count(),
+        8
+    );
+    assert!(
+        s.export_csv(&Actor::Facilitator)
+            .unwrap()
+            .contains(",media,")
+    );
+
+    // A candidate set: media named in the spec, one per candidate, checked.
+    let space = Space::Candidates {
+        names: vec!["red".into(), "blue".into(), "green".into()],
+        features: vec![vec![0.0], vec![0.5], vec![1.0]],
+    };
+    let mut c = spec("cands", MethodSpec::from_knobs("bo", &[]).unwrap(), &[]);
+    c.space = space;
+    c.media = vec![Some(Media::Text {
+        text: "warm".into(),
+    })];
+    let e = LiveStudy::create(store.clone(), c.clone()).err().unwrap();
+    assert!(e.to_string().contains("media"), "{e}");
+    c.media = vec![
+        Some(Media::Text {
+            text: "warm".into(),
+        }),
+        None,
+        Some(Media::file("image/png", &png, "m").unwrap()),
+    ];
+    let mut cs = LiveStudy::create(store.clone(), c).unwrap();
+    let q = cs.pending().unwrap().clone();
+    let view = cs.pending_view(&Actor::Facilitator).unwrap();
+    for (i, o) in view.options.iter().enumerate() {
+        let Point::Index(k) = o.point else { panic!() };
+        assert_eq!(o.media.is_some(), k != 1, "{o:?}");
+        assert_eq!(cs.option_media(q.id, i).is_some(), k != 1);
+    }
+    // Its media are fixed: no posts.
+    let e = cs
+        .post_media(
+            &Actor::Facilitator,
+            q.id,
+            0,
+            Media::Text { text: "x".into() },
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("named when it is created"), "{e}");
 }

@@ -299,6 +299,7 @@ fn spec(name: &str, participants: &[&str]) -> StudySpec {
         seed: 3,
         participants: participants.iter().map(|s| s.to_string()).collect(),
         round_seconds: None,
+        media: Vec::new(),
     }
 }
 

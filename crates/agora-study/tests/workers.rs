@@ -23,6 +23,7 @@ fn spec(name: &str, strategy: &str) -> StudySpec {
         seed: 7,
         participants: Vec::new(),
         round_seconds: None,
+        media: Vec::new(),
     }
 }
 
@@ -180,8 +181,8 @@ fn independent_replay(spec: &StudySpec, events: &[Event]) -> usize {
                 s.tell(answer).unwrap();
             }
             EventKind::Ballot { .. } => panic!("no ballots in a bo study"),
-            EventKind::Imported { .. } | EventKind::Enqueued { .. } => {
-                panic!("the workers' tests import and enqueue nothing")
+            EventKind::Imported { .. } | EventKind::Enqueued { .. } | EventKind::Media { .. } => {
+                panic!("the workers' tests import, enqueue and show nothing")
             }
         }
     }

@@ -109,6 +109,32 @@ pub enum StudyCommand {
         #[command(flatten)]
         db: Db,
     },
+    /// Show media with an option of the open question of a box-space study (a rendering
+    /// of the design, a description or a link), for people to see beside its numbers: an
+    /// image or sound file (png, jpg, gif, webp, svg, mp3, wav, ogg; at most 1 MiB), a
+    /// `--text` or a `--url`. (A candidate set names its media when it is created:
+    /// `--space candidates.csv --media-column COLUMN`.)
+    Media {
+        /// The study.
+        name: String,
+        /// The open question's id.
+        #[arg(long = "query", value_name = "ID")]
+        query_id: u64,
+        /// The option's index in the question (0 for the first, A).
+        #[arg(long)]
+        option: usize,
+        /// An image or sound file.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["text", "url"], required_unless_present_any = ["text", "url"])]
+        file: Option<PathBuf>,
+        /// A description.
+        #[arg(long, conflicts_with = "url")]
+        text: Option<String>,
+        /// A link (http or https).
+        #[arg(long)]
+        url: Option<String>,
+        #[command(flatten)]
+        db: Db,
+    },
     /// Show a study's facilitator and participant tokens and their web-page links.
     Tokens {
         /// The study.
@@ -135,9 +161,15 @@ pub struct CreateArgs {
     )]
     params: Vec<String>,
     /// The space from a TOML or JSON file (`kind = "box"` with `[[params]]` of `type` real,
-    /// log_real, integer or categorical; or `kind = "candidates"` with names and features).
+    /// log_real, integer or categorical; or `kind = "candidates"` with names and features),
+    /// or a candidate set from a CSV file: a `name` column (else the first), numeric
+    /// feature columns (scaled to [0, 1]) and, with `--media-column`, each candidate's media.
     #[arg(long, value_name = "FILE", conflicts_with = "params")]
     space: Option<PathBuf>,
+    /// The column of a CSV `--space` holding each candidate's media: an image or sound
+    /// file (relative to the CSV), an http(s) URL, or a text description (empty: none).
+    #[arg(long, value_name = "COLUMN", requires = "space")]
+    media_column: Option<String>,
     /// The whole study spec from a TOML or JSON file (space, method, seed, participants,
     /// description); its name, if given, must match NAME.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["params", "space", "method", "knobs", "participants", "seed", "description"])]
@@ -371,18 +403,56 @@ fn dispatch(cmd: LiveCommand, out: &mut impl Write) -> Result<()> {
             Ok(())
         }
         LiveCommand::Study {
+            cmd:
+                StudyCommand::Media {
+                    name,
+                    query_id,
+                    option,
+                    file,
+                    text,
+                    url,
+                    db,
+                },
+        } => {
+            use agora_study::live::media::{Media, content_type_of};
+            let media = match (file, text, url) {
+                (Some(f), _, _) => {
+                    let ct = content_type_of(&f).ok_or_else(|| {
+                        agora_core::Error::invalid(
+                            "file",
+                            format!(
+                                "`{}`: allowed extensions png, jpg, jpeg, gif, webp, svg, mp3, \
+                                 wav, ogg",
+                                f.display()
+                            ),
+                        )
+                    })?;
+                    let bytes =
+                        std::fs::read(&f).with_context(|| format!("reading `{}`", f.display()))?;
+                    Media::file(ct, &bytes, "file")?
+                }
+                (None, Some(text), _) => Media::Text { text },
+                (None, None, Some(url)) => Media::Url { url },
+                (None, None, None) => bail!("give --file, --text or --url"),
+            };
+            let mut study = open_study(&db, &name)?;
+            let outcome = study.post_media(&Actor::Owner, query_id, option, media)?;
+            writeln!(
+                out,
+                "{}: option {option} of query {query_id} in `{name}`",
+                match outcome {
+                    agora_study::live::Outcome::Duplicate => "already shown",
+                    _ => "shown",
+                }
+            )?;
+            Ok(())
+        }
+        LiveCommand::Study {
             cmd: StudyCommand::Tokens { name, url, db },
         } => {
             let store = open_existing(&db.url()?)?;
             let stored = store.study(&name)?;
-            create::print_tokens(
-                out,
-                &stored.spec.name,
-                &stored.facilitator_token,
-                &stored.spec.participants,
-                &stored.participant_tokens,
-                &url,
-            )
+            create::print_tokens(out, &stored, &url)
         }
         LiveCommand::Ask(a) => show::ask(a, out),
         LiveCommand::Tell(a) => tell::tell(a, out),

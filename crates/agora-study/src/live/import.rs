@@ -222,7 +222,7 @@ fn read_json_lines(params: &[Param], text: &str) -> Result<Vec<Observation>> {
 }
 
 /// Split one CSV line into fields (quoted fields with `""` escapes; no newlines inside).
-fn csv_fields(line: &str) -> Result<Vec<String>> {
+pub(crate) fn csv_fields(line: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = line.chars().peekable();

@@ -95,7 +95,7 @@ pub fn summarize_stored(store: &dyn Store, stored: &StoredStudy) -> StoreResult<
             }
             // An import withdraws the open query; the next is asked afresh.
             EventKind::Imported { .. } => open.clear(),
-            EventKind::Enqueued { .. } => {}
+            EventKind::Enqueued { .. } | EventKind::Media { .. } => {}
         }
     }
     let mut open: Vec<OpenQuerySummary> = open

@@ -5,6 +5,7 @@
 
 pub mod import;
 pub mod index;
+pub mod media;
 pub mod plot;
 pub mod reply;
 #[cfg(feature = "openapi")]

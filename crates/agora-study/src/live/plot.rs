@@ -297,7 +297,7 @@ fn figure(study: &LiveStudy) -> StudyResult<Figure> {
                     }
                 }
             }
-            EventKind::Ballot { .. } | EventKind::Enqueued { .. } => {}
+            EventKind::Ballot { .. } | EventKind::Enqueued { .. } | EventKind::Media { .. } => {}
         }
     }
     let answered = study.strategy().n_answered();

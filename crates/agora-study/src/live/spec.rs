@@ -41,6 +41,11 @@ pub struct StudySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 604_800))]
     pub round_seconds: Option<u64>,
+    /// For a candidate set: each candidate's media (a text description, a link, or an
+    /// image or sound file), in the candidates' order, null for none; people see them beside
+    /// the options ([`super::media`]). Empty: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<Option<super::media::Media>>,
 }
 
 /// The allowed round time limits, in seconds: one second to one week.
@@ -255,6 +260,7 @@ impl StudySpec {
                 ),
             ));
         }
+        super::media::check_spec_media(&self.space, &self.media)?;
         // Building the strategy checks the participants and the knobs.
         self.build().map(|_| ())
     }
@@ -398,6 +404,7 @@ mod tests {
             seed: 1,
             participants: participants.iter().map(|s| s.to_string()).collect(),
             round_seconds: None,
+            media: Vec::new(),
         }
     }
 

@@ -24,6 +24,7 @@
 //! next query is asked for nobody, as without workers, and goes to the next worker who
 //! asks. A study without workers never sees any of this.
 
+use super::media::{Media, MediaView};
 use super::spec::StudySpec;
 use super::store::{
     Ballot, Event, EventKind, Store, StoreError, StoredSnapshot, StoredStudy, new_token, now_ms,
@@ -114,6 +115,10 @@ pub struct OptionView {
     pub label: String,
     /// Parameter names and values in user units.
     pub params: Vec<(String, ParamValue)>,
+    /// How it looks: a description, a link, or an image or sound file (left out when it
+    /// has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media: Option<MediaView>,
 }
 
 /// The open query, as a person sees it.
@@ -245,6 +250,8 @@ pub struct LiveStudy {
     unlogged: Option<(Query, bool)>,
     /// Ballots on the pending query, by participant position.
     ballots: BTreeMap<usize, Ballot>,
+    /// Media posted for the options of open queries: (query id, option) → media.
+    media: BTreeMap<(u64, usize), Media>,
     /// Every ballot ever cast, by (query id, participant position): for idempotent retries.
     history: BTreeMap<(u64, usize), Ballot>,
     /// Every answer, by query id.
@@ -559,6 +566,7 @@ impl LiveStudy {
             held: BTreeMap::new(),
             unlogged: None,
             ballots: BTreeMap::new(),
+            media: BTreeMap::new(),
             history: BTreeMap::new(),
             answers: BTreeMap::new(),
             channels: Vec::new(),
@@ -771,6 +779,8 @@ impl LiveStudy {
                 {
                     self.channels.push(*channel);
                 }
+                let done = answer.query_id;
+                self.media.retain(|(q, _), _| *q != done);
                 self.answers.insert(answer.query_id, answer);
                 self.ballots.clear();
             }
@@ -780,6 +790,14 @@ impl LiveStudy {
                 }
                 self.pending = None;
                 self.ballots.clear();
+                self.media.clear();
+            }
+            EventKind::Media {
+                query_id,
+                option,
+                media,
+            } => {
+                self.media.insert((query_id, option), media);
             }
             EventKind::Enqueued { option } => {
                 if !self.restoring {
@@ -1272,6 +1290,83 @@ impl LiveStudy {
         self.advance()
     }
 
+    /// Show `media` with option `option` of the open query `query_id` (a box-space study:
+    /// a candidate set's media are named when it is created), stored as a `media` event.
+    /// The facilitator (or the renderer, whose token the server takes for this alone) may;
+    /// participants may not. The same media again is a duplicate; other media replace it.
+    pub fn post_media(
+        &mut self,
+        actor: &Actor,
+        query_id: u64,
+        option: usize,
+        media: Media,
+    ) -> StudyResult<Outcome> {
+        self.catch_up()?;
+        if matches!(actor, Actor::Participant(_)) {
+            return Err(StudyError::Forbidden(
+                "only the facilitator or the renderer can show media with an option".into(),
+            ));
+        }
+        if matches!(self.stored.spec.space, Space::Candidates { .. }) {
+            return Err(Error::State(
+                "a candidate-set study's media are named when it is created (its `media`, \
+                 e.g. `agora study create --space candidates.csv --media-column COLUMN`)"
+                    .into(),
+            )
+            .into());
+        }
+        let n = match &self.pending {
+            Some(q) if q.id == query_id => self.query_points(q).len(),
+            _ => return Err(StudyError::NotPending(self.closed_message(query_id))),
+        };
+        if option >= n {
+            return Err(Error::invalid(
+                "option",
+                format!(
+                    "{option} is out of range: query {query_id} has options 0 to {}",
+                    n - 1
+                ),
+            )
+            .into());
+        }
+        media.validate("media")?;
+        if self.media.get(&(query_id, option)) == Some(&media) {
+            return Ok(Outcome::Duplicate);
+        }
+        self.store_applied(EventKind::Media {
+            query_id,
+            option,
+            media: media.clone(),
+        })?;
+        self.media.insert((query_id, option), media);
+        Ok(Outcome::Recorded)
+    }
+
+    /// The media of option `option` of the open query `query_id`: a candidate's from the
+    /// spec, or the one posted last; `None` when it has none (or the query is not open).
+    pub fn option_media(&self, query_id: u64, option: usize) -> Option<&Media> {
+        let q = self
+            .pending
+            .as_ref()
+            .filter(|q| q.id == query_id)
+            .or_else(|| self.held.get(&query_id).map(|(_, q)| q))?;
+        match self.query_points(q).get(option)? {
+            Point::Index(k) => self.stored.spec.media.get(*k)?.as_ref(),
+            Point::Unit(_) => self.media.get(&(query_id, option)),
+        }
+    }
+
+    /// The options a query shows, in order.
+    fn query_points(&self, q: &Query) -> Vec<Point> {
+        match &q.kind {
+            QueryKind::Compare { points, .. }
+            | QueryKind::Evaluate { points }
+            | QueryKind::GroupVote { points, .. } => points.clone(),
+            QueryKind::GroupRate { point, .. } => vec![point.clone()],
+            _ => Vec::new(),
+        }
+    }
+
     /// Close the open group vote with the ballots cast: the missing ones count as "can't
     /// tell". (A rating round cannot be closed early: every rating is needed.)
     pub fn close(&mut self, actor: &Actor, query_id: u64) -> StudyResult<Outcome> {
@@ -1416,7 +1511,7 @@ impl LiveStudy {
         points
             .iter()
             .enumerate()
-            .map(|(i, p)| option_view(&self.stored.spec.space, p, i))
+            .map(|(i, p)| option_view(&self.stored.spec.space, &self.stored.spec.media, p, i))
             .collect()
     }
 
@@ -1529,7 +1624,15 @@ impl LiveStudy {
             kind,
             channel,
             rater,
-            options: self.options(&points),
+            options: {
+                let mut options = self.options(&points);
+                for (i, o) in options.iter_mut().enumerate() {
+                    if let Some(m) = self.media.get(&(q.id, i)) {
+                        o.media = Some(MediaView::from(m));
+                    }
+                }
+                options
+            },
             asked,
             voted,
             ballots,
@@ -1599,7 +1702,7 @@ impl LiveStudy {
             point: p, value, ..
         } = r;
         let belief = r.has_belief.then_some((r.belief_mean, r.belief_sd));
-        let mut option = option_view(&self.stored.spec.space, &p, 0);
+        let mut option = option_view(&self.stored.spec.space, &self.stored.spec.media, &p, 0);
         option.label = "recommended".into();
         Some(Recommendation {
             option,
@@ -1692,6 +1795,8 @@ impl LiveStudy {
                 EventKind::Asked { .. } => true,
                 // The facilitator's own data and options: not shown to participants.
                 EventKind::Imported { .. } | EventKind::Enqueued { .. } => actor.sees_private(),
+                // How the options look: what everyone is shown anyway.
+                EventKind::Media { .. } => true,
             })
             .collect())
     }
@@ -1782,6 +1887,25 @@ impl LiveStudy {
                         format!("{} rows", data.len()),
                     )
                 }
+                EventKind::Media {
+                    query_id,
+                    option,
+                    media,
+                } => (
+                    "media",
+                    Some(*query_id),
+                    "facilitator".into(),
+                    None,
+                    format!("option {option}"),
+                    match MediaView::from(media) {
+                        MediaView::Text { text } => format!("text: {text}"),
+                        MediaView::Url { url } => format!("url: {url}"),
+                        MediaView::File {
+                            content_type,
+                            bytes,
+                        } => format!("file: {content_type}, {bytes} bytes"),
+                    },
+                ),
                 EventKind::Enqueued { option } => (
                     "enqueued",
                     None,
@@ -1874,7 +1998,7 @@ fn assemble(q: &Query, ballots: &BTreeMap<usize, Ballot>, n: usize) -> StudyResu
     Ok(a)
 }
 
-fn option_view(space: &Space, p: &Point, i: usize) -> OptionView {
+fn option_view(space: &Space, media: &[Option<Media>], p: &Point, i: usize) -> OptionView {
     let letter = |i: usize| {
         if i < 26 {
             ((b'A' + i as u8) as char).to_string()
@@ -1895,6 +2019,7 @@ fn option_view(space: &Space, p: &Point, i: usize) -> OptionView {
                         .collect()
                 })
                 .unwrap_or_default(),
+            media: media.get(*k).and_then(Option::as_ref).map(MediaView::from),
         },
         (Space::Box { params }, Point::Unit(u)) => {
             let values = space.to_user(u).unwrap_or_default();
@@ -1907,12 +2032,14 @@ fn option_view(space: &Space, p: &Point, i: usize) -> OptionView {
                     .map(str::to_string)
                     .zip(values.into_iter().map(round_value))
                     .collect(),
+                media: None,
             }
         }
         _ => OptionView {
             point: p.clone(),
             label: letter(i),
             params: vec![],
+            media: None,
         },
     }
 }
@@ -1971,6 +2098,26 @@ pub fn iso_utc(ms: i64) -> String {
 }
 
 impl StoredStudy {
+    /// The renderer's token: it may only post media for the open query's options
+    /// (`POST .../media`), for a script that draws each option a box-space study asks. Derived
+    /// from the facilitator's token by SHA-256, so every server agrees on it without storing
+    /// it, and holding it reveals nothing of the facilitator's.
+    pub fn renderer_token(&self) -> String {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        h.update(b"agora renderer token\0");
+        h.update(self.facilitator_token.as_bytes());
+        h.finalize()[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// Whether `token` is the renderer's ([`StoredStudy::renderer_token`]; constant time).
+    pub fn is_renderer_token(&self, token: &str) -> bool {
+        constant_time_eq(token, &self.renderer_token())
+    }
+
     /// Which actor a token belongs to (compared in constant time).
     pub fn actor_for_token(&self, token: &str) -> Option<Actor> {
         if constant_time_eq(token, &self.facilitator_token) {

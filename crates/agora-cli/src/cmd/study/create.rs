@@ -13,9 +13,14 @@ pub(super) fn create(a: CreateArgs, out: &mut impl Write) -> Result<()> {
     let mut spec = match &a.spec {
         Some(path) => spec_from_file(path, &a.name)?,
         None => {
-            let space = match &a.space {
-                Some(path) => space_from_value(read_doc(path, "space")?)?,
-                None => space_from_flags(&a.params)?,
+            let (space, media) = match &a.space {
+                Some(path) if is_csv(path) => candidates_csv(path, a.media_column.as_deref())?,
+                Some(_) if a.media_column.is_some() => bail!(Error::invalid(
+                    "media_column",
+                    "only with a CSV `--space` (a column of the candidates' media)"
+                )),
+                Some(path) => (space_from_value(read_doc(path, "space")?)?, Vec::new()),
+                None => (space_from_flags(&a.params)?, Vec::new()),
             };
             let knobs = a
                 .knobs
@@ -31,6 +36,7 @@ pub(super) fn create(a: CreateArgs, out: &mut impl Write) -> Result<()> {
                 seed: a.seed.unwrap_or(0),
                 participants: a.participants.clone(),
                 round_seconds: None,
+                media,
             }
         }
     };
@@ -74,14 +80,7 @@ pub(super) fn create(a: CreateArgs, out: &mut impl Write) -> Result<()> {
     }
     writeln!(out)?;
     let stored = study.stored();
-    print_tokens(
-        out,
-        &spec.name,
-        &stored.facilitator_token,
-        &spec.participants,
-        &stored.participant_tokens,
-        &a.url,
-    )?;
+    print_tokens(out, stored, &a.url)?;
     writeln!(out)?;
     match study.pending_view(&Actor::Owner) {
         Some(v) => print_pending(out, &spec.name, &v),
@@ -126,18 +125,28 @@ pub(super) fn list(url: &StorageUrl, out: &mut impl Write) -> Result<()> {
 
 pub(super) fn print_tokens(
     out: &mut impl Write,
-    study: &str,
-    facilitator: &str,
-    participants: &[String],
-    tokens: &[String],
+    stored: &agora_study::live::StoredStudy,
     url: &str,
 ) -> Result<()> {
     let base = url.trim_end_matches('/');
+    let (study, facilitator) = (&stored.spec.name, &stored.facilitator_token);
     writeln!(out, "facilitator token: {facilitator}")?;
     writeln!(out, "  {base}/?study={study}&token={facilitator}")?;
-    for (p, t) in participants.iter().zip(tokens) {
+    for (p, t) in stored
+        .spec
+        .participants
+        .iter()
+        .zip(&stored.participant_tokens)
+    {
         writeln!(out, "participant {p}: {t}")?;
         writeln!(out, "  {base}/?study={study}&token={t}")?;
+    }
+    if matches!(stored.spec.space, Space::Box { .. }) {
+        writeln!(
+            out,
+            "renderer token (shows media with the open query's options, nothing else): {}",
+            stored.renderer_token()
+        )?;
     }
     writeln!(
         out,
@@ -276,6 +285,24 @@ fn parse_knob(kv: &str) -> Result<(String, String), Error> {
             format!("`{kv}` must be KEY=VALUE, e.g. --set rho=0.5"),
         )),
     }
+}
+
+fn is_csv(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+}
+
+/// A candidate set (and its media) from a CSV file.
+fn candidates_csv(
+    path: &Path,
+    media_column: Option<&str>,
+) -> Result<(Space, Vec<Option<agora_study::live::media::Media>>)> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::invalid("space", format!("cannot read `{}`: {e}", path.display())))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    agora_study::live::media::candidates_from_csv(&text, base, media_column)
+        .with_context(|| format!("`{}`", path.display()))
 }
 
 /// A TOML or JSON document (by extension; otherwise whichever parses) as JSON.

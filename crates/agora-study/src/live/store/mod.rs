@@ -180,6 +180,17 @@ pub enum EventKind {
         /// Its unit-cube coordinates.
         option: Vec<f64>,
     },
+    /// How an option of an open query looks: a rendering (or description, or link) posted
+    /// by the facilitator or the renderer (`POST .../media`, `agora study media`). The
+    /// strategy never sees it; a later one for the same option replaces it.
+    Media {
+        /// The query.
+        query_id: u64,
+        /// The option's index in the query.
+        option: usize,
+        /// The media.
+        media: crate::live::media::Media,
+    },
     /// The complete answer the strategy was told.
     Answered {
         /// The answer.
@@ -191,7 +202,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// The event's type as stored beside its body (`asked`, `ballot`, `answered`,
-    /// `imported`, `enqueued`).
+    /// `imported`, `enqueued`, `media`).
     pub fn tag(&self) -> &'static str {
         match self {
             EventKind::Asked { .. } => "asked",
@@ -199,6 +210,7 @@ impl EventKind {
             EventKind::Answered { .. } => "answered",
             EventKind::Imported { .. } => "imported",
             EventKind::Enqueued { .. } => "enqueued",
+            EventKind::Media { .. } => "media",
         }
     }
 }
@@ -441,6 +453,7 @@ pub(crate) mod testing {
                 seed: 4,
                 participants: vec!["ann".into()],
                 round_seconds: None,
+                media: Vec::new(),
             },
             created_ms: 1,
             facilitator_token: new_token(),
