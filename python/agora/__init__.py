@@ -26,6 +26,7 @@ from typing import Any
 from agora import _agora
 from agora._agora import (
     Answer,
+    HomPolicy,
     Param,
     Problem,
     Query,
@@ -119,6 +120,7 @@ def run(strategy: Strategy, respondent: Any, n: int) -> Strategy:
 
 __all__ = [
     "Answer",
+    "HomPolicy",
     "Param",
     "Problem",
     "Query",

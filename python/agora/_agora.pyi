@@ -347,6 +347,59 @@ class Problem:
         """Simple regret at `point`: the optimum minus the true value (test functions only)."""
     def __repr__(self) -> str: ...
 
+class HomPolicy:
+    """The role-based HOM policy of DSBO (role assignment, role interaction, message passing)
+    for `agents` agents with local states of length `state_dim` and actions of length
+    `action_dim` in (-1, 1).
+
+    `size`: `"med"` (3 layers x 4 neurons, the paper's default) or `"sm"` (1 x 2);
+    `ablation`: `"full"`, `"no_ra"` (role assignment off), `"no_ri"` (role interaction off)
+    or `"ctde"` (one MLP shared by all agents); `rounds`: message-passing rounds;
+    `max_role_heads`: the cap on learned role heads. The parameter vector θ has `dim`
+    entries; DSBO searches the box [-1, 1]^dim."""
+
+    def __init__(
+        self,
+        agents: int,
+        state_dim: int,
+        action_dim: int,
+        *,
+        size: str = "med",
+        ablation: str = "full",
+        rounds: int = 2,
+        max_role_heads: int = 4,
+    ) -> None: ...
+    @property
+    def dim(self) -> int:
+        """Length of θ."""
+    @property
+    def agents(self) -> int:
+        """Number of agents."""
+    @property
+    def state_dim(self) -> int:
+        """Length of each agent's local state."""
+    @property
+    def action_dim(self) -> int:
+        """Length of each agent's action."""
+    def slices(self) -> list[tuple[str, int, int]]:
+        """The named slices of θ: `[(name, start, end), ...]` (e.g. `theta_g_v`, the edge net)."""
+    def act(self, theta: Sequence[float], states: Sequence[Sequence[float]]) -> list[list[float]]:
+        """One action per agent (lists of `action_dim` numbers in (-1, 1)) for one local state
+        per agent (`states[agent]`, `state_dim` numbers each), under parameters `theta`."""
+    def surrogate_hessian(
+        self,
+        theta: Sequence[float],
+        visited: Sequence[Sequence[Sequence[float]]],
+        *,
+        seed: int = 0,
+        reduction: str = "abs_projection",
+    ) -> list[list[float]]:
+        """The surrogate policy Hessian (DSBO §4.5): the relaxed policy's exact Hessian with
+        respect to θ at every visited joint state (`visited[t][agent]`), combined over the
+        actions (`reduction`: `"abs_projection"`, the default, `"projection"` or `"abs_sum"`)
+        and averaged over the states; a `dim` x `dim` list of rows. Releases the GIL."""
+    def __repr__(self) -> str: ...
+
 def problem_list() -> list[dict[str, Any]]:
     """The problems `make` knows, as dicts: `name`, `kind` (`function` or `group`), `dim`, and
     `optimum` (functions) or `agents` (groups)."""

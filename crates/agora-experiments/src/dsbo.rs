@@ -1264,7 +1264,12 @@ fn write_report(
         "rate",
         &series,
     )?);
-    let md = report_markdown(&exps, runs, rec, dim, &b, quick, wall, t_runs, &figs);
+    let mut md = report_markdown(&exps, runs, rec, dim, &b, quick, wall, t_runs, &figs);
+    // The MuJoCo runs made from Python into the same folder, when there are any.
+    if let Some((section, _)) = crate::dsbo_mujoco::section(dir)? {
+        md.push('\n');
+        md.push_str(&section);
+    }
     crate::report::write_file(&dir.join("report.md"), &md)
 }
 

@@ -14,6 +14,7 @@ pub mod boap;
 pub mod cbo;
 pub mod curves;
 pub mod dsbo;
+pub mod dsbo_mujoco;
 pub mod grid;
 pub mod hpbo;
 pub mod pbo_paired;

@@ -176,6 +176,10 @@ pub fn rebuild(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
         dirs.extend(subs);
     }
     if dirs.is_empty() {
+        // The Python MuJoCo experiment's runs alone (`python -m agora.experiments.dsbo_mujoco`).
+        if let Some(path) = crate::dsbo_mujoco::rebuild_alone(dir)? {
+            return Ok(vec![path]);
+        }
         return Err(Error::invalid(
             "dir",
             format!(

@@ -10,6 +10,7 @@
 
 mod convert;
 mod errors;
+mod hom;
 mod problems;
 mod query;
 mod registry;
@@ -38,6 +39,7 @@ fn _agora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::methods, m)?)?;
     m.add_class::<study::Study>()?;
     m.add_class::<problems::Problem>()?;
+    m.add_class::<hom::HomPolicy>()?;
     m.add_class::<samplers::GpSuggester>()?;
     m.add_class::<samplers::PreferenceSuggester>()?;
     m.add_function(wrap_pyfunction!(timing::time_loop, m)?)?;

@@ -1,0 +1,2 @@
+"""Experiments run from Python: ``python -m agora.experiments.dsbo_mujoco`` (DSBO on
+multi-agent MuJoCo)."""
