@@ -83,9 +83,12 @@ def test_a_renderer_shows_each_open_option_with_a_picture(server: str) -> None:
     assert e.value.status == 400 and e.value.field == "option"
     with pytest.raises(client.ApiError) as e:
         client.post_media(server, "chairs", renderer, q["query_id"], 0, b"GIF89a", content_type="image/png")
-    assert e.value.status == 400 and "not a image/png" in e.value.message
+    assert e.value.status == 400 and "do not begin as a image/png" in e.value.message
     with pytest.raises(client.ApiError) as e:
         client.post_media(server, "chairs", ann, q["query_id"], 0, text="mine")
     assert e.value.status == 403
-    with pytest.raises(ValueError, match="allowed"):
+    with pytest.raises(client.ApiError) as e:
         client.post_media(server, "chairs", renderer, q["query_id"], 0, PNG, content_type="image/tiff")
+    assert e.value.status == 415 and "image/png" in e.value.message
+    with pytest.raises(ValueError, match="content_type"):
+        client.post_media(server, "chairs", renderer, q["query_id"], 0, PNG)

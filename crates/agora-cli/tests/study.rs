@@ -908,53 +908,24 @@ fn candidates_with_pictures_and_renderings_from_the_command_line() {
     let qid = view["query_id"].as_u64().unwrap().to_string();
     let pic = dir.path().join("a.png");
     std::fs::write(&pic, png).unwrap();
-    let shown = ok(
-        &db,
-        &[
-            "study",
-            "media",
-            "chairs",
-            "--query",
-            &qid,
-            "--option",
-            "0",
-            "--file",
-            pic.to_str().unwrap(),
-        ],
-    );
-    assert!(shown.starts_with("shown"), "{shown}");
-    ok(
-        &db,
-        &[
-            "study",
-            "media",
-            "chairs",
-            "--query",
-            &qid,
-            "--option",
-            "1",
-            "--text",
-            "the tall one",
-        ],
-    );
     let fake = dir.path().join("fake.png");
     std::fs::write(&fake, b"GIF89a").unwrap();
-    let r = agora(
-        &db,
-        &[
-            "study",
-            "media",
-            "chairs",
-            "--query",
-            &qid,
-            "--option",
-            "1",
-            "--file",
-            fake.to_str().unwrap(),
-        ],
-    );
+    let media = |option: &str, how: &str, what: &str| {
+        let args = [
+            "study", "media", "chairs", "--query", &qid, "--option", option, how, what,
+        ];
+        agora(&db, &args)
+    };
+    let shown = media("0", "--file", pic.to_str().unwrap());
     assert!(
-        !r.ok && r.stderr.contains("not a image/png"),
+        shown.ok && shown.stdout.starts_with("shown"),
+        "{}",
+        shown.stderr
+    );
+    assert!(media("1", "--text", "the tall one").ok);
+    let r = media("1", "--file", fake.to_str().unwrap());
+    assert!(
+        !r.ok && r.stderr.contains("do not begin as a image/png"),
         "{}",
         r.stderr
     );

@@ -65,6 +65,19 @@ async fn call(
     (status, v)
 }
 
+/// The id of the study `meet`'s open query.
+async fn open_query_id(state: &AppState, st: &StoredStudy) -> u64 {
+    let (_, q) = call(
+        state,
+        "GET",
+        "/api/studies/meet/query",
+        Some(&st.facilitator_token),
+        None,
+    )
+    .await;
+    q["pending"]["query_id"].as_u64().unwrap()
+}
+
 fn vote(query_id: u64, choice: Option<usize>) -> String {
     json!({"query_id": query_id, "ballot": {"type": "vote", "choice": choice}}).to_string()
 }
@@ -290,15 +303,7 @@ async fn the_studies_index_needs_the_admin_token_and_follows_each_study() {
         assert_eq!(&link_token(&row["links"]["participants"][p]), t);
     }
     // A question asked and two of three votes in: the index says so, as the status does.
-    let (_, q) = call(
-        &state,
-        "GET",
-        "/api/studies/meet/query",
-        Some(&st.facilitator_token),
-        None,
-    )
-    .await;
-    let qid = q["pending"]["query_id"].as_u64().unwrap();
+    let qid = open_query_id(&state, &st).await;
     for t in &st.participant_tokens[..2] {
         let (s, v) = call(
             &state,
@@ -816,15 +821,7 @@ async fn call_raw(
 async fn renderings_are_posted_checked_and_served_to_every_token() {
     let state = state();
     let st = social(&state);
-    let (_, q) = call(
-        &state,
-        "GET",
-        "/api/studies/meet/query",
-        Some(&st.facilitator_token),
-        None,
-    )
-    .await;
-    let qid = q["pending"]["query_id"].as_u64().unwrap();
+    let qid = open_query_id(&state, &st).await;
     let svg = br#"<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4" fill="red"/></svg>"#.to_vec();
     let url = |o: usize| format!("/api/studies/meet/media?query_id={qid}&option={o}");
     let renderer = st.renderer_token();

@@ -188,7 +188,7 @@ pub fn check_file(content_type: &str, bytes: &[u8], field: &str) -> Result<()> {
     if !looks_like(content_type, bytes) {
         return Err(Error::invalid(
             format!("{field}.data"),
-            format!("the bytes are not a {content_type} file (its first bytes do not match)"),
+            format!("the bytes do not begin as a {content_type} file does"),
         ));
     }
     Ok(())
@@ -390,7 +390,7 @@ mod tests {
     fn files_are_checked_by_type_size_and_first_bytes() {
         assert!(Media::file("image/png", PNG, "m").is_ok());
         let e = Media::file("image/png", b"GIF89a....", "m").unwrap_err();
-        assert!(e.to_string().contains("not a image/png"), "{e}");
+        assert!(e.to_string().contains("do not begin as a image/png"), "{e}");
         let e = Media::file("application/pdf", b"%PDF", "m").unwrap_err();
         assert!(e.to_string().contains("allowed: image/png"), "{e}");
         let big = [PNG, &vec![0u8; MAX_FILE_BYTES]].concat();
