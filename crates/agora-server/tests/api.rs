@@ -84,7 +84,15 @@ fn vote(query_id: u64, choice: Option<usize>) -> String {
 
 /// Cast every participant's vote on the open query with their own token.
 async fn vote_round(state: &AppState, st: &StoredStudy) -> Value {
-    let q = open_query_id(state, st).await;
+    let (_, s) = call(
+        state,
+        "GET",
+        "/api/studies/meet/query",
+        Some(&st.facilitator_token),
+        None,
+    )
+    .await;
+    let q = s["pending"]["query_id"].as_u64().unwrap();
     for t in &st.participant_tokens {
         let (code, v) = call(
             state,
