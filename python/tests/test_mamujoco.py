@@ -106,3 +106,18 @@ def test_the_quick_experiment_writes_its_runs(tmp_path: Path) -> None:
     assert {r["method"] for r in runs} == {"dss-gp-ucb", "turbo", "uniform"}
     assert all(len(r["curve"]) == 3 and r["curve"] == sorted(r["curve"]) for r in runs)
     assert all(r["hessians"] > 0 for r in runs if r["method"] == "dss-gp-ucb")
+
+
+def test_runs_saved_by_several_processes_are_merged(tmp_path: Path) -> None:
+    from agora.experiments import dsbo_mujoco
+
+    p = dsbo_mujoco.plan(quick=True)
+    path = tmp_path / "mujoco.json"
+    a = dict(task="ma-ant-6", variant="med", method="turbo", seed=0, dim=441, curve=[1.0], seconds=0.1)
+    b = dict(a, task="ma-swimmer-6", dim=219)
+    assert dsbo_mujoco._save(path, p, True, a) == 1
+    assert dsbo_mujoco._save(path, p, True, b) == 2
+    assert dsbo_mujoco._save(path, p, True, dict(a, curve=[2.0])) == 2  # a run again replaces it
+    runs = dsbo_mujoco._load(path, True)
+    assert sorted(r["task"] for r in runs) == ["ma-ant-6", "ma-swimmer-6"]
+    assert dsbo_mujoco._load(path, False) == []  # a full run does not resume quick runs

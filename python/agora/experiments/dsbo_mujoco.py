@@ -126,38 +126,62 @@ def one_run(task: str, variant: str, method: str, seed: int, p: dict[str, Any]) 
     )
 
 
+def _load(path: Path, quick: bool) -> list[dict[str, Any]]:
+    """The runs saved in ``path`` by a run of the same kind (quick or full)."""
+    if not path.exists():
+        return []
+    doc = json.loads(path.read_text())
+    return list(doc["runs"]) if doc.get("quick") == quick else []
+
+
+def _keys(runs: list[dict[str, Any]]) -> set[tuple[str, str, str, int]]:
+    return {(r["task"], r["variant"], r["method"], r["seed"]) for r in runs}
+
+
+def _save(path: Path, p: dict[str, Any], quick: bool, run: dict[str, Any]) -> int:
+    """Add ``run`` to ``path`` (read, merged and replaced under a lock, so that processes
+    running other tasks into the same folder keep each other's runs); returns the count."""
+    import fcntl
+
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        runs = [r for r in _load(path, quick) if _keys([r]) != _keys([run])] + [run]
+        doc = {k: v for k, v in p.items() if k != "runs"}
+        doc.update(quick=quick, runs=runs)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(doc, indent=1))
+        os.replace(tmp, path)
+        return len(runs)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m agora.experiments.dsbo_mujoco", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a minute's version: short episodes, few evaluations, two seeds")
     ap.add_argument("--out", default=None, help="output folder (default results/dsbo-mujoco[-quick])")
+    ap.add_argument(
+        "--task",
+        action="append",
+        choices=sorted(mamujoco.TASKS),
+        help="only this task's runs (repeatable); processes with different tasks may share --out",
+    )
     a = ap.parse_args(argv)
     out = Path(a.out or ("results/dsbo-mujoco-quick" if a.quick else "results/dsbo-mujoco"))
     out.mkdir(parents=True, exist_ok=True)
     p = plan(a.quick)
     path = out / "mujoco.json"
-    done: list[dict[str, Any]] = []
-    if path.exists():
-        old = json.loads(path.read_text())
-        if old.get("quick") == a.quick:
-            done = old["runs"]  # resume: runs already made are kept
-    have = {(r["task"], r["variant"], r["method"], r["seed"]) for r in done}
+    mine = [k for k in p["runs"] if not a.task or k[0] in a.task]
     start = time.perf_counter()
-    for i, key in enumerate(p["runs"]):
-        if key in have:
-            continue
+    for i, key in enumerate(mine):
+        if key in _keys(_load(path, a.quick)):
+            continue  # resume: a run already saved is kept
         r = one_run(*key, p)
-        done.append(r)
+        n = _save(path, p, a.quick, r)
         print(
-            f"[{i + 1}/{len(p['runs'])}] {key[0]} {key[1]} {key[2]} seed {key[3]}: best {r['curve'][-1]:.2f} "
-            f"(D = {r['dim']}, {r['seconds']:.1f} s)",
+            f"[{i + 1}/{len(mine)}] {key[0]} {key[1]} {key[2]} seed {key[3]}: best {r['curve'][-1]:.2f} "
+            f"(D = {r['dim']}, {r['seconds']:.1f} s; {n} of {len(p['runs'])} runs saved)",
             flush=True,
         )
-        doc = {k: v for k, v in p.items() if k != "runs"}
-        doc.update(quick=a.quick, runs=done)
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(doc, indent=1))
-        os.replace(tmp, path)
-    print(f"{len(done)} runs in {path} ({time.perf_counter() - start:.0f} s this time)")
+    print(f"{len(_load(path, a.quick))} runs in {path} ({time.perf_counter() - start:.0f} s this time)")
     agora_bin = os.environ.get("AGORA_BIN", "agora")
     print(f"report: {agora_bin} report {out}  (adds the MuJoCo section to the DSBO report there)")
     return 0
