@@ -121,3 +121,25 @@ def test_runs_saved_by_several_processes_are_merged(tmp_path: Path) -> None:
     runs = dsbo_mujoco._load(path, True)
     assert sorted(r["task"] for r in runs) == ["ma-ant-6", "ma-swimmer-6"]
     assert dsbo_mujoco._load(path, False) == []  # a full run does not resume quick runs
+
+
+def test_a_run_is_claimed_by_one_live_process(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from agora.experiments import dsbo_mujoco
+
+    key = ("ma-ant-6", "med", "turbo", 0)
+    assert dsbo_mujoco._claim(tmp_path, key)
+    assert dsbo_mujoco._claim(tmp_path, key)  # this process holds it
+    other = ("ma-ant-6", "med", "turbo", 1)
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        (tmp_path / "claims" / "ma-ant-6_med_turbo_1.pid").write_text(str(live.pid))
+        assert not dsbo_mujoco._claim(tmp_path, other)  # a live process holds it
+    finally:
+        live.kill()
+        live.wait()
+    assert dsbo_mujoco._claim(tmp_path, other)  # its process is gone: taken over
+    assert (tmp_path / "claims" / "ma-ant-6_med_turbo_1.pid").read_text() == str(os.getpid())

@@ -154,6 +154,32 @@ def _save(path: Path, p: dict[str, Any], quick: bool, run: dict[str, Any]) -> in
         return len(runs)
 
 
+def _claim(out: Path, key: tuple[str, str, str, int]) -> bool:
+    """Claim a run for this process (a file naming its pid under ``out/claims``), so that
+    several processes on one folder each make different runs; a claim whose process is gone
+    is taken over."""
+    claims = out / "claims"
+    claims.mkdir(exist_ok=True)
+    path = claims / ("_".join(str(k) for k in key) + ".pid")
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                pid = int(path.read_text() or "0")
+                os.kill(pid, 0)
+                return pid == os.getpid()
+            except (ProcessLookupError, ValueError):
+                path.unlink(missing_ok=True)  # its process is gone: take it over
+                continue
+            except PermissionError:
+                return False  # alive, another user's
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m agora.experiments.dsbo_mujoco", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a minute's version: short episodes, few evaluations, two seeds")
@@ -162,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         "--task",
         action="append",
         choices=sorted(mamujoco.TASKS),
-        help="only this task's runs (repeatable); processes with different tasks may share --out",
+        help="only this task's runs (repeatable); several processes may share --out (each run is claimed)",
     )
     a = ap.parse_args(argv)
     out = Path(a.out or ("results/dsbo-mujoco-quick" if a.quick else "results/dsbo-mujoco"))
@@ -174,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     for i, key in enumerate(mine):
         if key in _keys(_load(path, a.quick)):
             continue  # resume: a run already saved is kept
+        if not _claim(out, key):
+            continue  # another live process is making it
         r = one_run(*key, p)
         n = _save(path, p, a.quick, r)
         print(
