@@ -98,6 +98,13 @@ fn finals(m: &MujocoRuns, task: &str, variant: &str, method: &str) -> Vec<(u64, 
     v
 }
 
+/// Final best returns by seed, `label [a, b, ...]` (the evidence shown beside a claim that
+/// does not hold).
+fn per_seed(label: &str, v: &[(u64, f64)]) -> String {
+    let xs: Vec<String> = v.iter().map(|(_, x)| format!("{x:.0}")).collect();
+    format!("{label} [{}]", xs.join(", "))
+}
+
 /// "A beats B" on the seeds both have.
 fn judge(a: &[(u64, f64)], b: &[(u64, f64)]) -> Option<stats::Judged> {
     let (x, y): (Vec<f64>, Vec<f64>) = a
@@ -265,6 +272,15 @@ pub fn section(dir: &Path) -> Result<Option<(String, Vec<String>)>> {
                 },
                 cells.join("; ")
             );
+            if !behind.is_empty() {
+                let mut seeds = vec![per_seed(DSS, &dss)];
+                seeds.extend(
+                    behind
+                        .iter()
+                        .map(|me| per_seed(me, &finals(&m, task, "med", me))),
+                );
+                let _ = writeln!(md, "  Final best return by seed: {}.", seeds.join("; "));
+            }
         }
         // Figs. 3 and 7: little gain from RA or RI on the locomotion tasks; Sm hurts on MA-Ant.
         let gain: Vec<(String, stats::Judged)> = ["ra-off", "ri-off"]
@@ -300,6 +316,11 @@ pub fn section(dir: &Path) -> Result<Option<(String, Vec<String>)>> {
                     .collect::<Vec<_>>()
                     .join("; ")
             );
+            if !ahead.is_empty() {
+                let mut seeds = vec![per_seed("Med", &dss)];
+                seeds.extend(ahead.iter().map(|v| per_seed(v, &finals(&m, task, v, DSS))));
+                let _ = writeln!(md, "  Final best return by seed: {}.", seeds.join("; "));
+            }
         }
         if let Some(j) = judge(&dss, &finals(&m, task, "sm", DSS)) {
             let _ = writeln!(
@@ -313,6 +334,14 @@ pub fn section(dir: &Path) -> Result<Option<(String, Vec<String>)>> {
                 j.describe(2),
                 j.verdict.label()
             );
+            if !j.verdict.holds() {
+                let _ = writeln!(
+                    md,
+                    "  Final best return by seed: {}; {}.",
+                    per_seed("Med", &dss),
+                    per_seed("Sm", &finals(&m, task, "sm", DSS))
+                );
+            }
         }
         let _ = writeln!(md);
         for f in &figs {
@@ -378,6 +407,10 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("Med − Sm paired difference 6.00"), "{md}");
+        assert!(
+            md.contains("by seed: dss-gp-ucb [10, 10, 10, 10, 10]; uniform [2, 2, 2, 2, 2]"),
+            "{md}"
+        );
         assert_eq!(figs.iter().filter(|f| f.ends_with(".svg")).count(), 2);
         let path = rebuild_alone(dir.path()).unwrap().unwrap();
         assert!(
