@@ -150,30 +150,20 @@ pub fn section(dir: &Path) -> Result<Option<(String, Vec<String>)>> {
                 .filter(|r| r.task == *task && r.variant == variant && r.method == method)
                 .collect()
         };
-        let methods: Vec<String> = {
-            let mut v: Vec<String> = m
-                .runs
-                .iter()
-                .filter(|r| r.task == *task && r.variant == "med")
-                .map(|r| r.method.clone())
-                .collect();
-            v.dedup();
-            let set: BTreeSet<String> = v.into_iter().collect();
-            let mut v: Vec<String> = set.into_iter().collect();
-            v.sort_by_key(|x| (x != DSS, x.clone()));
-            v
-        };
-        let variants: Vec<String> = {
+        // The labels in `pick`'s runs of this task, DSS-GP-UCB (or the full HOM) first.
+        let labels = |pick: &dyn Fn(&MujocoRun) -> Option<String>, first: &str| {
             let set: BTreeSet<String> = m
                 .runs
                 .iter()
-                .filter(|r| r.task == *task && r.method == DSS)
-                .map(|r| r.variant.clone())
+                .filter(|r| r.task == *task)
+                .filter_map(pick)
                 .collect();
             let mut v: Vec<String> = set.into_iter().collect();
-            v.sort_by_key(|x| (x != "med", x.clone()));
+            v.sort_by_key(|x| (x != first, x.clone()));
             v
         };
+        let methods = labels(&|r| (r.variant == "med").then(|| r.method.clone()), DSS);
+        let variants = labels(&|r| (r.method == DSS).then(|| r.variant.clone()), "med");
         let dim = |variant: &str| {
             m.runs
                 .iter()

@@ -65,8 +65,8 @@ async fn call(
     (status, v)
 }
 
-/// The id of the study `meet`'s open query.
-async fn open_query_id(state: &AppState, st: &StoredStudy) -> u64 {
+/// The study `meet`'s open query as its facilitator sees it (`GET .../query`).
+async fn pending_of(state: &AppState, st: &StoredStudy) -> Value {
     let (_, q) = call(
         state,
         "GET",
@@ -75,7 +75,14 @@ async fn open_query_id(state: &AppState, st: &StoredStudy) -> u64 {
         None,
     )
     .await;
-    q["pending"]["query_id"].as_u64().unwrap()
+    q
+}
+
+/// The id of the study `meet`'s open query.
+async fn open_query_id(state: &AppState, st: &StoredStudy) -> u64 {
+    pending_of(state, st).await["pending"]["query_id"]
+        .as_u64()
+        .unwrap()
 }
 
 fn vote(query_id: u64, choice: Option<usize>) -> String {
@@ -84,14 +91,7 @@ fn vote(query_id: u64, choice: Option<usize>) -> String {
 
 /// Cast every participant's vote on the open query with their own token.
 async fn vote_round(state: &AppState, st: &StoredStudy) -> Value {
-    let (_, s) = call(
-        state,
-        "GET",
-        "/api/studies/meet/query",
-        Some(&st.facilitator_token),
-        None,
-    )
-    .await;
+    let s = pending_of(state, st).await;
     let q = s["pending"]["query_id"].as_u64().unwrap();
     for t in &st.participant_tokens {
         let (code, v) = call(
