@@ -217,6 +217,15 @@ fn assert_same_files(got: &Path, want: &BTreeMap<String, String>, who: &str) {
     }
 }
 
+/// Sends `SIG` (a name such as `STOP`) to a process.
+fn signal(sig: &str, pid: u32) {
+    let st = Command::new("kill")
+        .args([format!("-{sig}"), pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success(), "kill -{sig} {pid}");
+}
+
 /// The pid in a worker id `HOST-PID-RANDOM`.
 fn pid_of(worker: &str) -> Option<u32> {
     let parts: Vec<&str> = worker.rsplitn(3, '-').collect();
@@ -284,14 +293,24 @@ fn a_sweep_split_over_three_workers_one_killed_reports_as_one_process() {
             && let Some(w) = c.worker.clone()
             && let Some(k) = kids.iter().position(|k| Some(k.id()) == pid_of(&w))
         {
-            kids[k].kill().unwrap(); // SIGKILL
-            kids[k].wait().unwrap();
-            let held: Vec<(u32, usize)> = running
+            // Freeze it, then read again: it may have finished that run since the read above.
+            // A frozen worker sends nothing; the pause lets a statement already sent commit.
+            signal("STOP", kids[k].id());
+            std::thread::sleep(Duration::from_millis(300));
+            let held: Vec<(u32, usize)> = store
+                .cells("grid")
+                .unwrap_or_default()
                 .iter()
-                .filter(|c| c.worker.as_deref() == Some(&w))
+                .filter(|c| c.state == CellState::Running && c.worker.as_deref() == Some(&w))
                 .map(|c| (c.phase, c.cell))
                 .collect();
-            break (w, held);
+            if held.is_empty() {
+                signal("CONT", kids[k].id());
+            } else {
+                kids[k].kill().unwrap(); // SIGKILL
+                kids[k].wait().unwrap();
+                break (w, held);
+            }
         }
         std::thread::sleep(Duration::from_millis(50));
     };
