@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Point {
-    /// Coordinates in `[0, 1]^dim` (map to user units with [`crate::Space::to_user`]).
+    /// Coordinates in `[0, 1]^dim` (the space maps them to user units).
     Unit(Vec<f64>),
     /// Row of a candidate set.
     Index(usize),
@@ -144,7 +144,7 @@ pub enum AnswerKind {
         /// Who answered.
         rater: Option<String>,
     },
-    /// A square matrix, row by row (the answer to [`QueryKind::Hessian`]).
+    /// A square matrix, row by row (the answer to a Hessian query).
     Matrix {
         /// The rows; each as long as there are rows.
         rows: Vec<Vec<f64>>,

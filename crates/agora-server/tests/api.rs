@@ -3,6 +3,7 @@
 
 use agora_core::Space;
 use agora_server::{AppState, BODY_LIMIT, router};
+use agora_study::live::media::{CONTENT_TYPES, MAX_FILE_BYTES, MAX_TEXT_CHARS};
 use agora_study::live::{MethodSpec, SqliteStore, StoredStudy, StudySpec};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -692,6 +693,34 @@ async fn the_api_document_lists_every_route_with_the_statuses_it_answers() {
     assert_eq!(
         s["PendingView"]["properties"]["kind"]["enum"],
         json!(["compare", "evaluate", "group_vote", "group_rate"])
+    );
+    // The media limits the server enforces, as the document states them.
+    let media = s["Media"]["oneOf"].as_array().unwrap();
+    let field = |kind: &str, name: &str| -> Value {
+        let v = media.iter().find(|v| v["properties"].get(name).is_some());
+        v.unwrap_or_else(|| panic!("no {kind} media with `{name}`: {media:?}"))["properties"][name]
+            .clone()
+    };
+    assert_eq!(field("text", "text")["maxLength"], MAX_TEXT_CHARS);
+    assert_eq!(field("url", "url")["maxLength"], MAX_TEXT_CHARS);
+    assert_eq!(
+        field("file", "data")["maxLength"],
+        MAX_FILE_BYTES.div_ceil(3) * 4,
+        "the base64 length of the largest file"
+    );
+    let types = field("file", "content_type")["description"].to_string();
+    for t in CONTENT_TYPES {
+        assert!(types.contains(&format!("`{t}`")), "{t} not in {types}");
+    }
+    // Rust's doc links mean nothing to an API reader; none is left in the text.
+    let text = doc.to_string();
+    assert!(
+        !text.contains("[`"),
+        "a Rust doc link in the document: {}",
+        {
+            let i = text.find("[`").unwrap();
+            &text[i.saturating_sub(80)..(i + 80).min(text.len())]
+        }
     );
 }
 

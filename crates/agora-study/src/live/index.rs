@@ -33,7 +33,7 @@ pub struct StudySummary {
     pub open: Vec<OpenQuerySummary>,
 }
 
-/// One unanswered query in a [`StudySummary`].
+/// One unanswered query in a study's summary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OpenQuerySummary {

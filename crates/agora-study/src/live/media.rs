@@ -42,19 +42,24 @@ pub const CONTENT_TYPES: [&str; 8] = [
 pub enum Media {
     /// A description people read.
     Text {
-        /// At most [`MAX_TEXT_CHARS`] characters.
+        /// At most 2,000 characters (`MAX_TEXT_CHARS`).
+        #[cfg_attr(feature = "openapi", schema(max_length = 2000))]
         text: String,
     },
     /// A link (`http` or `https`): shown as an image where it is one, else as a link.
     Url {
-        /// At most [`MAX_TEXT_CHARS`] characters.
+        /// At most 2,000 characters (`MAX_TEXT_CHARS`).
+        #[cfg_attr(feature = "openapi", schema(max_length = 2000))]
         url: String,
     },
     /// A file kept in the study: an image or a sound.
     File {
-        /// One of [`CONTENT_TYPES`].
+        /// One of `image/png`, `image/jpeg`, `image/gif`, `image/webp`, `image/svg+xml`,
+        /// `audio/mpeg`, `audio/wav`, `audio/ogg` (`CONTENT_TYPES`).
         content_type: String,
-        /// The bytes, base64 (standard alphabet, padded); at most [`MAX_FILE_BYTES`].
+        /// The bytes, base64 (standard alphabet, padded); at most 1 MiB before encoding
+        /// (`MAX_FILE_BYTES`).
+        #[cfg_attr(feature = "openapi", schema(max_length = 1_398_104))]
         data: String,
     },
 }

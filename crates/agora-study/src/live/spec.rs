@@ -35,7 +35,7 @@ pub struct StudySpec {
     /// (pairs), the expert, or the parties. Names are 1–40 printable characters.
     #[serde(default)]
     pub participants: Vec<String>,
-    /// A time limit for each group vote, in seconds ([`ROUND_SECONDS`]): when it passes,
+    /// A time limit for each group vote, 1 s to one week (`ROUND_SECONDS`): when it passes,
     /// the round closes itself as the facilitator's **Close round** would (missing votes
     /// count as "can't tell"). Rating rounds need every rating and have no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,7 +43,7 @@ pub struct StudySpec {
     pub round_seconds: Option<u64>,
     /// For a candidate set: each candidate's media (a text description, a link, or an
     /// image or sound file), in the candidates' order, null for none; people see them beside
-    /// the options ([`super::media`]). Empty: none.
+    /// the options. Empty: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub media: Vec<Option<super::media::Media>>,
 }

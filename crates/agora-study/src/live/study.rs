@@ -148,7 +148,7 @@ pub struct PendingView {
     /// The worker holding the query (left out of the JSON for the query nobody holds).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worker: Option<String>,
-    /// When a group vote with a time limit ([`StudySpec::round_seconds`]) closes itself
+    /// When a group vote with a time limit (the spec's `round_seconds`) closes itself
     /// (ms since the epoch; left out without a limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline_ms: Option<i64>,
@@ -214,7 +214,7 @@ pub struct Status {
     pub raters: Vec<RaterWeight>,
 }
 
-/// One rater's learned reliability ([`agora_methods::Strategy::rater_noise`]).
+/// One rater's learned reliability: the noise scale the method fits to their answers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RaterWeight {
