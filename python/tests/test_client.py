@@ -30,12 +30,15 @@ def server(agora_bin: Path, tmp_path: Path):
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
+        for _ in range(600):
+            assert proc.poll() is None, f"agora serve exited with {proc.returncode}"
             try:
                 urllib.request.urlopen(base + "/healthz", timeout=1)
                 break
             except OSError:
                 time.sleep(0.1)
+        else:
+            pytest.fail("agora serve did not answer /healthz within a minute")
         yield base
     finally:
         proc.terminate()

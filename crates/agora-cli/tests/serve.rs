@@ -81,12 +81,37 @@ fn kill_9_under_load_loses_no_acknowledged_vote_and_resumes_exactly() {
 
     let mut all_acks = Vec::new();
     // Two crashes at different moments of the load.
-    for (crash, wait_ms) in [(0, 900u64), (1, 1300)] {
+    let open_round = || -> u64 {
+        let (code, body) = http(
+            addr,
+            "GET",
+            "/api/studies/load/query",
+            Some(&facilitator),
+            None,
+        )
+        .unwrap();
+        assert_eq!(code, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        v["pending"]["query_id"].as_u64().unwrap()
+    };
+    for (crash, wait_ms) in [(0, 100u64), (1, 400)] {
+        let first = open_round();
         let stop = Arc::new(AtomicBool::new(false));
         let load = {
             let (voters, stop) = (voters.clone(), stop.clone());
             std::thread::spawn(move || run_voters(&[addr], "load", &voters, u64::MAX, stop))
         };
+        // Once two rounds have completed under the load (however slow the machine; the
+        // first may hold ballots from before the last crash, the second has all 50 new),
+        // kill it at a different moment of the next one.
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while open_round() < first + 2 {
+            assert!(
+                Instant::now() < deadline,
+                "crash {crash}: no round completed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         std::thread::sleep(Duration::from_millis(wait_ms));
         server.kill().unwrap(); // SIGKILL
         server.wait().unwrap();

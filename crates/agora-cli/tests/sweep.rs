@@ -49,6 +49,17 @@ impl Schema {
         Some(Schema { admin, name, url })
     }
 
+    /// The server's connections named `application_name`.
+    fn connections(&mut self, application_name: &str) -> i64 {
+        self.admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&application_name],
+            )
+            .unwrap()
+            .get(0)
+    }
+
     fn store(&self) -> SweepStore {
         SweepStore::open(&StorageUrl::parse(&self.url).unwrap()).unwrap()
     }
@@ -234,7 +245,7 @@ fn pid_of(worker: &str) -> Option<u32> {
 
 #[test]
 fn a_sweep_split_over_three_workers_one_killed_reports_as_one_process() {
-    let Some(db) = Schema::new("kill") else {
+    let Some(mut db) = Schema::new("kill") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -253,7 +264,11 @@ fn a_sweep_split_over_three_workers_one_killed_reports_as_one_process() {
     let want = files_without_timings(&dir("single"));
     assert!(want.contains_key("records.jsonl") && want.contains_key("regret_branin.svg"));
 
-    // Three workers, one killed while it holds a run.
+    // Three workers, one killed while it holds a run. Each names its connections, so the
+    // test can tell when the killed one's are gone. The lease is long enough that a busy
+    // machine does not let a healthy worker's lapse.
+    let (schema, url) = (db.name.clone(), db.url.clone());
+    let app = move |i: usize| format!("{schema}_w{i}");
     let worker = |i: usize| {
         run_args(
             &dir(&format!("w{i}")),
@@ -262,9 +277,9 @@ fn a_sweep_split_over_three_workers_one_killed_reports_as_one_process() {
                 "--sweep",
                 "grid",
                 "--storage",
-                &db.url,
+                &format!("{url}&application_name={}", app(i)),
                 "--lease",
-                "2s",
+                "10s",
                 "--threads",
                 "1",
             ],
@@ -297,18 +312,34 @@ fn a_sweep_split_over_three_workers_one_killed_reports_as_one_process() {
             // A frozen worker sends nothing; the pause lets a statement already sent commit.
             signal("STOP", kids[k].id());
             std::thread::sleep(Duration::from_millis(300));
-            let held: Vec<(u32, usize)> = store
-                .cells("grid")
-                .unwrap_or_default()
-                .iter()
-                .filter(|c| c.state == CellState::Running && c.worker.as_deref() == Some(&w))
-                .map(|c| (c.phase, c.cell))
-                .collect();
-            if held.is_empty() {
+            let holding = |store: &SweepStore| -> Vec<(u32, usize)> {
+                store
+                    .cells("grid")
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|c| c.state == CellState::Running && c.worker.as_deref() == Some(&w))
+                    .map(|c| (c.phase, c.cell))
+                    .collect()
+            };
+            if holding(&store).is_empty() {
                 signal("CONT", kids[k].id());
             } else {
+                assert!(
+                    db.connections(&app(k)) > 0,
+                    "the workers name their connections"
+                );
                 kids[k].kill().unwrap(); // SIGKILL
                 kids[k].wait().unwrap();
+                // A statement it sent before it froze commits before its connection ends:
+                // read what it holds once the server has dropped its connections.
+                while db.connections(&app(k)) > 0 {
+                    assert!(
+                        Instant::now() < deadline,
+                        "the killed worker's connections stay"
+                    );
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let held = holding(&store);
                 break (w, held);
             }
         }

@@ -413,7 +413,8 @@ async fn the_belief_shows_each_persons_utility_to_the_facilitator_only() {
 async fn a_round_with_a_time_limit_closes_itself_on_the_server() {
     let store: Arc<dyn agora_study::live::Store> = Arc::new(SqliteStore::in_memory().unwrap());
     let state = AppState::new(store.clone(), Some("admin-secret".into()));
-    // Created over HTTP with a limit of 1 s; a limit out of range is refused by name.
+    // Created over HTTP with a limit of 3 s (room for a busy machine between the steps
+    // that must see it not yet due); a limit out of range is refused by name.
     let spec = |name: &str, secs: u64| {
         json!({
             "name": name,
@@ -445,7 +446,7 @@ async fn a_round_with_a_time_limit_closes_itself_on_the_server() {
         "POST",
         "/api/studies",
         Some("admin-secret"),
-        Some(spec("timed", 1)),
+        Some(spec("timed", 3)),
     )
     .await;
     assert_eq!(code, StatusCode::CREATED, "{v}");
@@ -466,7 +467,7 @@ async fn a_round_with_a_time_limit_closes_itself_on_the_server() {
     // The same kind of study made outside the server (the CLI): found by the scan.
     let mut cli = agora_study::live::LiveStudy::create(
         store.clone(),
-        serde_json::from_str(&spec("from-cli", 1)).unwrap(),
+        serde_json::from_str(&spec("from-cli", 3)).unwrap(),
     )
     .unwrap();
     let cli_q = cli.pending().unwrap().id;

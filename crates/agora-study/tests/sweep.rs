@@ -187,13 +187,14 @@ fn leases_that_run_out_are_claimed_again_and_results_are_stored_once() {
     let s = db.open();
     s.join("a", "c").unwrap();
     s.phase("a", 0, "runs", &fps(2), true).unwrap();
-    let short = Duration::from_millis(200);
+    // Long enough that both claims happen before it runs out on a busy machine.
+    let short = Duration::from_millis(2000);
     let c0 = s.claim("a", 0, "dead", short).unwrap().unwrap();
     let c1 = s.claim("a", 0, "alive", short).unwrap().unwrap();
     assert_eq!((c0.cell, c1.cell), (0, 1));
     // "alive" renews for long; "dead" does not.
     assert_eq!(s.renew("a", "alive", LONG).unwrap(), 1);
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(short + Duration::from_millis(300));
     let again = s.claim("a", 0, "heir", LONG).unwrap().unwrap();
     assert_eq!((again.cell, again.claims), (0, 2));
     assert_eq!(s.claim("a", 0, "heir", LONG).unwrap(), None);
