@@ -28,6 +28,9 @@ _Rows = Union[Sequence[Sequence[float]], Sequence[_SupportsToList], _SupportsToL
 # A point in user units: a dict by parameter name or a sequence in parameter order (box);
 # a candidate's name or row index (candidate table).
 _Point = Union[Mapping[str, Any], Sequence[Any], _SupportsToList, str, int]
+# A media entry: {"type": "text", "text": ...}, {"type": "url", "url": ...},
+# {"type": "file", "content_type": ..., "data": bytes} or {"type": "file", "path": ...}.
+_Media = Union[Mapping[str, Any], None]
 # An option picked: its letter ("A", "B", ...), its index (0, 1, ...), its name, or "tie"
 # (None is "tie" too).
 _Pick = Union[int, str, None]
@@ -289,8 +292,42 @@ class Study:
     def export(self, format: Literal["json"]) -> dict[str, Any]: ...
     @overload
     def export(self, format: str) -> str | dict[str, Any]: ...
+    def import_data(self, data: str | Iterable[Mapping[str, Any]]) -> int:
+        """Give the study earlier data before its first answer (as `agora study import`):
+        evaluations (`bo` studies with GP-BO) or comparisons (`pairs`, `group-pairs`) in the
+        study's units, either a list of dicts (`{"temperature": 22, "value": 3.5}`, or
+        `{"winner": {...}, "loser": {...}}`) or the text of a CSV or JSON-lines file. Every
+        row is checked first; a bad one raises `ValueError` naming its line (the n-th dict
+        is line n) and parameter, and nothing is stored. The data stand in for the random
+        start, do not count as answers, and the open question is asked again in their light.
+        Returns the number of rows imported."""
+    def enqueue(self, option: Mapping[str, Any]) -> None:
+        """Put an option of your own (a dict of the parameters by name, in the study's units)
+        into the next question after the open one (as `agora study enqueue`): GP-BO
+        evaluates it; PBO compares it with its EUBO challenger."""
+    def post_media(self, option: int, media: Mapping[str, Any], *, query: int | None = None) -> _Outcome:
+        """Show media with option `option` of the open query (or of `query=`, an open query's
+        id), as `agora study media` and `POST .../media` do: a box study's renderings. `media`
+        takes the shapes `create_study(media=...)` takes. Returns `"recorded"`, or
+        `"duplicate"` when the same media was shown before."""
+    def media(self, option: int, *, query: int | None = None) -> dict[str, Any] | None:
+        """The media shown with option `option` of the open query (or of `query=`): a dict in
+        the shapes `post_media` takes (a file's `data` as bytes), or `None`."""
+    def close_expired(self) -> _Outcome | None:
+        """Close the open group vote if its time limit (`round_seconds`) has passed, as `agora
+        serve` does every second: missing votes count as can't tell. Returns `"answered"`,
+        or `None` when nothing was due."""
+    def belief(self, points: Iterable[_Point]) -> list[tuple[float, float]] | None:
+        """The study's model at `points` (user units, as `Strategy.belief` takes them): a list
+        of `(mean, sd)`, or `None` when the method has no model that predicts at arbitrary
+        points (yet). What the facilitator's belief panel shows."""
+    def agent_beliefs(self, points: Iterable[_Point]) -> list[list[tuple[float, float]]] | None:
+        """For group studies: each participant's estimated utility at `points`, a list per
+        point of `(mean, sd)` per participant (in the study's order), or `None`."""
     def tokens(self) -> dict[str, Any]:
-        """The facilitator's token and each participant's, for the web page (`agora serve`)."""
+        """The facilitator's token, the renderer's (it may only post media, e.g. from a
+        rendering job through `agora.client.post_media`) and each participant's, for the
+        web page (`agora serve`)."""
     def __repr__(self) -> str: ...
 
 def create_study(
@@ -302,12 +339,20 @@ def create_study(
     seed: int = 0,
     description: str = "",
     storage: str = "agora.db",
+    round_seconds: int | None = None,
+    media: Sequence[_Media] | None = None,
     **knobs: Any,
 ) -> Study:
     """Create a study on `storage` (a file path, `sqlite:///path` or
     `postgresql://user:pass@host:port/db`; created if missing) and compute its first query. `method` is a study method (`bo`, `pairs`, `group-pairs`,
     `social`, `social-ratings`, `hpbo`, `boap`) or a registry name with one (`gp-ei`,
-    `pbo-bald`, ...); `knobs` are its settings. Nothing is stored if any check fails."""
+    `pbo-bald`, ...); `knobs` are its settings. `round_seconds`: a time limit for each group
+    vote (1 s to a week), after which it closes itself (`Study.close_expired`; `agora serve`
+    does it every second). `media`: for a candidate set, one entry (or `None`) per
+    candidate, shown beside the options: `{"type": "text", "text": ...}`, `{"type": "url",
+    "url": ...}`, `{"type": "file", "content_type": ..., "data": bytes}` or `{"type":
+    "file", "path": ...}` (an image or sound, at most 1 MiB). Nothing is stored if any check
+    fails."""
 
 def load_study(name: str, *, storage: str = "agora.db") -> Study:
     """Open the study `name` on `storage`, replaying its log (exact resume)."""

@@ -313,3 +313,206 @@ def test_a_python_study_on_postgresql_opens_in_the_cli_and_back(agora_bin):
     with pytest.raises(Exception) as e:
         agora.load_study(name, storage=bad)
     assert "secret" not in str(e.value)
+
+
+# --- Start from what you know, media, deadlines and the model, from Python -------------------------
+
+BOX = agora.Space([agora.real("temperature", 18.0, 28.0), agora.integer("fans", 0, 3)])
+EARLIER = [
+    {"temperature": 20.0, "fans": 1, "value": 3.5},
+    {"temperature": 24.0, "fans": 2, "value": 4.25},
+    {"temperature": 27.5, "fans": 0, "value": 1.0},
+]
+# 1x1 images, their first bytes as the formats define them (PNG: the 8-byte signature).
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 24
+GIF = b"GIF89a" + b"\0" * 24
+
+
+def test_imported_evaluations_are_the_cli_import(db, cli: Cli, tmp_path):
+    """`import_data` with dicts, with CSV text, and `agora study import FILE` store the same
+    observations: the three studies ask the same next question."""
+    py = agora.create_study("py", method="bo", space=BOX, seed=2, storage=str(db), strategy="gp-logei")
+    text = agora.create_study("text", method="bo", space=BOX, seed=2, storage=str(db), strategy="gp-logei")
+    cli("study", "create", "cli", "--param", "temperature:real:18:28", "--param", "fans:int:0:3",
+        "--method", "bo", "--set", "strategy=gp-logei", "--seed", "2")
+    csv_text = "temperature,fans,value\n" + "".join(
+        f"{r['temperature']},{r['fans']},{r['value']}\n" for r in EARLIER
+    )
+    (tmp_path / "earlier.csv").write_text(csv_text)
+    first = py.ask().id
+    assert py.import_data(EARLIER) == 3
+    assert text.import_data(csv_text) == 3
+    cli("study", "import", "cli", str(tmp_path / "earlier.csv"))
+    cli_study = agora.load_study("cli", storage=str(db))
+    # The open question was withdrawn and asked again; imports are not answers.
+    q = py.ask()
+    assert q.id != first and py.status()["answered"] == 0
+    assert [e["type"] for e in py.export("json")["events"]].count("imported") == 1
+    for other in (text, cli_study):
+        assert other.ask().to_dict()["kind"] == q.to_dict()["kind"]
+    # The imported data are the model's: at the best one the mean is its value.
+    (mean, sd), = py.belief([{"temperature": 24.0, "fans": 2}])
+    assert abs(mean - 4.25) < 3 * sd + 0.05, (mean, sd)
+    assert py.best()["value"] == 4.25
+
+
+def test_a_bad_import_names_the_row_and_stores_nothing(db):
+    st = agora.create_study("bad", method="bo", space=BOX, seed=0, storage=str(db), strategy="gp-logei")
+    before = st.export("json")["events"]
+    rows = [EARLIER[0], {"temperature": 31.0, "fans": 1, "value": 2.0}]
+    with pytest.raises(ValueError, match=r"`line 2: temperature`: must lie in \[18, 28\], got 31"):
+        st.import_data(rows)
+    with pytest.raises(ValueError, match="fans"):
+        st.import_data([{"temperature": 20.0, "fans": "two", "value": 1.0}])
+    with pytest.raises(TypeError, match=r"data\[0\]"):
+        st.import_data([[20.0, 1, 3.5]])
+    assert st.export("json")["events"] == before
+    assert agora.load_study("bad", storage=str(db)).export("json")["events"] == before
+    # After an answer there is nothing to stand in for.
+    q = st.ask()
+    st.tell(values=[1.0] * len(q.points))
+    with pytest.raises(ValueError, match="answer"):
+        st.import_data(EARLIER)
+
+
+def test_an_enqueued_option_is_asked_next(db, cli: Cli):
+    st = agora.create_study("mine", method="pairs", space=BOX, participants=["ann"], seed=1, storage=str(db))
+    open_id = st.ask().id
+    st.enqueue({"temperature": 21.0, "fans": 3})
+    with pytest.raises(ValueError, match="fans"):
+        st.enqueue({"temperature": 21.0, "fans": 9})
+    assert st.ask().id == open_id  # the open question stays
+    st.tell(winner="A")
+    q = st.ask()
+    assert {"temperature": 21.0, "fans": 3} in q.points
+    # The CLI reads the same log.
+    assert cli.json("status", "mine", "--json") == st.status()
+
+
+def test_candidate_media_from_python(db, tmp_path):
+    (tmp_path / "b.gif").write_bytes(GIF)
+    space = agora.Space.candidates(["red", "green", "blue", "grey"], [[0.0], [0.3], [0.6], [1.0]])
+    media = [
+        {"type": "file", "content_type": "image/png", "data": PNG},
+        {"type": "file", "path": str(tmp_path / "b.gif")},
+        {"type": "text", "text": "A calm blue"},
+        None,
+    ]
+    # Candidate sets are for `bo` and Social BO; a group vote shows two options.
+    st = agora.create_study("colours", method="social", space=space, participants=["ann", "bob"],
+                            storage=str(db), media=media)
+    q = st.ask()
+    assert len(q.points) == 2
+    for i, p in enumerate(q.points):
+        want = media[p["index"]]
+        got = st.media(i)
+        if want is None:
+            assert got is None
+        elif "path" in want:
+            assert got == {"type": "file", "content_type": "image/gif", "data": GIF}
+        else:
+            assert got == want
+    # The spec holds them as the HTTP API takes them: base64.
+    import base64
+
+    assert st.spec()["media"] == [
+        {"type": "file", "content_type": "image/png", "data": base64.b64encode(PNG).decode()},
+        {"type": "file", "content_type": "image/gif", "data": base64.b64encode(GIF).decode()},
+        {"type": "text", "text": "A calm blue"},
+        None,
+    ]
+    # Wrong labels, sizes, shapes and lengths are named; nothing is stored.
+    bad = [
+        ([{"type": "file", "content_type": "image/jpeg", "data": PNG}] + [None] * 3, r"media\[0\]"),
+        ([None, {"type": "file", "path": str(tmp_path / "x.bmp")}, None, None], r"media\[1\]\.path.*extensions"),
+        ([None, None, {"type": "text", "text": "x" * 2001}, None], r"media\[2\]\.text"),
+        ([None, None, {"type": "url", "url": "javascript:alert(1)"}, None], r"media\[2\]\.url"),
+        ([None, None, {"type": "picture"}, None], r"media\[2\]"),
+        ([None], "media"),
+    ]
+    for entries, pattern in bad:
+        with pytest.raises((ValueError, TypeError), match=pattern):
+            agora.create_study("bad-media", method="social", space=space, participants=["ann", "bob"],
+                               storage=str(db), media=entries)
+    assert "bad-media" not in agora.study_names(storage=str(db))
+
+
+def test_renderings_posted_from_python_reach_the_cli(db, cli: Cli, tmp_path):
+    st = agora.create_study("render", method="pairs", space=BOX, participants=["ann"], seed=0, storage=str(db))
+    q = st.ask()
+    assert st.media(0) is None
+    assert st.post_media(0, {"type": "file", "content_type": "image/png", "data": PNG}) == "recorded"
+    assert st.post_media(0, {"type": "file", "content_type": "image/png", "data": PNG}) == "duplicate"
+    assert st.post_media(1, {"type": "url", "url": "https://example.org/b.png"}, query=q.id) == "recorded"
+    with pytest.raises(ValueError, match="option"):
+        st.post_media(5, {"type": "text", "text": "none such"})
+    with pytest.raises(ValueError, match="media"):
+        st.post_media(0, None)
+    again = agora.load_study("render", storage=str(db))
+    assert again.media(0) == {"type": "file", "content_type": "image/png", "data": PNG}
+    assert again.media(1) == {"type": "url", "url": "https://example.org/b.png"}
+    view = cli.json("ask", "render", "--json")
+    assert [o.get("media", {}).get("type") for o in view["options"]] == ["file", "url"]
+    # The renderer's token is the one the server takes for posting media.
+    import hashlib
+
+    tokens = st.tokens()
+    digest = hashlib.sha256(b"agora renderer token\0" + tokens["facilitator"].encode()).hexdigest()
+    assert tokens["renderer"] == digest[:32]
+
+
+def test_a_round_with_a_time_limit_closes_when_due(db):
+    import time
+
+    st = agora.create_study("timed", method="group-pairs", space=BOX, participants=["ann", "bob", "cy"],
+                            seed=0, storage=str(db), round_seconds=2)
+    with pytest.raises(ValueError, match="round_seconds"):
+        agora.create_study("never", method="group-pairs", space=BOX, participants=["ann", "bob"],
+                           storage=str(db), round_seconds=0)
+    q = st.ask()
+    deadline = st.status()["pending"]["deadline_ms"]
+    st.tell(who="ann", vote="B")
+    if time.time() * 1000 < deadline - 200:
+        assert st.close_expired() is None  # not due yet
+    time.sleep(max(0.0, deadline / 1000 - time.time()) + 0.05)
+    assert st.close_expired() == "answered"
+    assert st.close_expired() is None or st.ask().id != q.id
+    closed = [e for e in st.export("json")["events"] if e["type"] == "answered"]
+    assert closed[0]["by"] == "deadline"
+    assert closed[0]["answer"]["kind"]["votes"] == [1, None, None]
+
+
+def test_the_study_model_is_its_strategys(db):
+    """`Study.belief` and `agent_beliefs` are the model of the strategy the study runs: a
+    strategy in memory with the same seed, told the same answers, believes the same."""
+    st = agora.create_study("bo", method="bo", space=BRANIN.space, seed=5, storage=str(db), strategy="gp-logei")
+    s = agora.Strategy("gp-logei", BRANIN.space, seed=5)
+    assert st.belief([{"x0": 0.0, "x1": 5.0}]) == s.belief([{"x0": 0.0, "x1": 5.0}])
+    for _ in range(12):
+        q, p = st.ask(), s.ask()
+        assert q.points == p.points
+        values = [BRANIN(x) for x in q.points]
+        st.tell(values=values)
+        s.tell(values=values)
+    grid = [{"x0": x0, "x1": x1} for x0 in (-5.0, 0.0, 5.0, 10.0) for x1 in (0.0, 7.5, 15.0)]
+    assert st.belief(grid) == s.belief(grid)
+    assert st.belief(grid) is not None and st.agent_beliefs(grid) is None
+
+    group = agora.problems.make("group:toy", seed=0)
+    people = ["ann", "bob"]
+    st = agora.create_study("sbo", method="social", space=group.space, participants=people, seed=0, storage=str(db))
+    s = agora.Strategy("sbo", group.space, participants=people, seed=0)
+    for i in range(12):  # the model comes with the first private votes
+        q, p = st.ask(), s.ask()
+        assert q.to_dict() == p.to_dict()
+        if q.kind == "group_vote":
+            votes = ["A", "B"] if i % 2 else ["B", "B"]
+            st.tell(votes=votes)
+            s.tell(votes=votes)
+        else:
+            st.tell(ratings=[0.5, 0.25])
+            s.tell(ratings=[0.5, 0.25])
+    pts = [group.space.to_user([0.2] * group.space.dim), group.space.to_user([0.7] * group.space.dim)]
+    assert st.belief(pts) == s.belief(pts) and st.belief(pts) is not None
+    assert st.agent_beliefs(pts) == s.agent_beliefs(pts)
+    assert [len(a) for a in st.agent_beliefs(pts)] == [2, 2]

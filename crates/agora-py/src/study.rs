@@ -8,12 +8,13 @@ use crate::errors::{invalid, store_err, study_err};
 use crate::query::Query;
 use crate::reply::{labels_of, reply_of};
 use crate::space::Space;
+use agora_study::live::media::{Media, content_type_of};
 use agora_study::live::{
     Actor, EventKind, LiveStudy, MethodSpec, Names, Outcome, ReplyContext, StorageUrl, Store,
     StudySpec, Submission, iso_utc, submission,
 };
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict, PyList};
 use std::sync::{Arc, Mutex};
 
 /// The store a storage string names (as `--storage` does in the CLI): a file path or
@@ -68,9 +69,15 @@ impl Study {
 /// Create a study on `storage` (a file path, `sqlite:///path` or
 /// `postgresql://user:pass@host:port/db`; created if missing) and compute its first query. `method` is a study method (`bo`, `pairs`, `group-pairs`,
 /// `social`, `social-ratings`, `hpbo`, `boap`) or a registry name with one (`gp-ei`,
-/// `pbo-bald`, ...); `knobs` are its settings. Nothing is stored if any check fails.
+/// `pbo-bald`, ...); `knobs` are its settings. `round_seconds`: a time limit for each group
+/// vote (1 s to a week), after which it closes itself (`Study.close_expired`; `agora serve`
+/// does it every second). `media`: for a candidate set, one entry (or `None`) per
+/// candidate, shown beside the options: `{"type": "text", "text": ...}`, `{"type": "url",
+/// "url": ...}`, `{"type": "file", "content_type": ..., "data": bytes}` or `{"type":
+/// "file", "path": ...}` (an image or sound, at most 1 MiB). Nothing is stored if any check
+/// fails.
 #[pyfunction]
-#[pyo3(signature = (name, *, method = "pairs", space, participants = None, seed = 0, description = "", storage = "agora.db", **knobs))]
+#[pyo3(signature = (name, *, method = "pairs", space, participants = None, seed = 0, description = "", storage = "agora.db", round_seconds = None, media = None, **knobs))]
 #[allow(clippy::too_many_arguments)]
 pub fn create_study(
     py: Python<'_>,
@@ -81,8 +88,21 @@ pub fn create_study(
     seed: u64,
     description: &str,
     storage: &str,
+    round_seconds: Option<u64>,
+    media: Option<&Bound<'_, PyAny>>,
     knobs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Study> {
+    let media = match media {
+        None => Vec::new(),
+        Some(m) => m
+            .try_iter()
+            .map_err(|_| {
+                crate::errors::wrong_type("media", "a list with one entry (or None) per candidate")
+            })?
+            .enumerate()
+            .map(|(i, e)| media_of(&format!("media[{i}]"), &e?))
+            .collect::<PyResult<Vec<_>>>()?,
+    };
     let knobs: Vec<(String, String)> = crate::strategy::knobs_of(knobs)?
         .into_iter()
         .map(|(k, v)| (k, v.to_string()))
@@ -95,8 +115,8 @@ pub fn create_study(
         method,
         seed,
         participants: participants.unwrap_or_default(),
-        round_seconds: None,
-        media: Vec::new(),
+        round_seconds,
+        media,
     };
     // Check everything before the store is touched: a bad spec leaves no trace.
     py.detach(|| spec.validate())
@@ -133,6 +153,127 @@ fn outcome(o: Outcome) -> &'static str {
         Outcome::Duplicate => "duplicate",
         Outcome::Answered => "answered",
     }
+}
+
+/// The media one Python value names: `None`; `{"type": "text", "text": ...}`;
+/// `{"type": "url", "url": ...}`; `{"type": "file", "content_type": ..., "data": ...}` with
+/// `data` as bytes (or base64 text); or `{"type": "file", "path": ...}`, read now, its type
+/// from the extension unless `content_type` is given. Checked as the server checks it.
+fn media_of(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Option<Media>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    let shapes = "None or a dict: {\"type\": \"text\", \"text\": ...}, {\"type\": \"url\", \"url\": \
+                  ...}, {\"type\": \"file\", \"content_type\": ..., \"data\": bytes} or \
+                  {\"type\": \"file\", \"path\": ...}";
+    let d = obj
+        .cast::<PyDict>()
+        .map_err(|_| crate::errors::wrong_type(field, shapes))?;
+    let text = |key: &str| -> PyResult<Option<String>> {
+        match d.get_item(key)? {
+            None => Ok(None),
+            Some(v) => v
+                .extract::<String>()
+                .map(Some)
+                .map_err(|_| crate::errors::wrong_type(&format!("{field}.{key}"), "a string")),
+        }
+    };
+    let is_file = text("type")?.as_deref() == Some("file");
+    let media = if is_file && d.contains("path")? {
+        let path = std::path::PathBuf::from(text("path")?.unwrap_or_default());
+        for k in d.keys() {
+            let k: String = k.extract()?;
+            if !["type", "path", "content_type"].contains(&k.as_str()) {
+                return Err(invalid(
+                    field,
+                    format!("unknown key `{k}` beside `path`; allowed: type, path, content_type"),
+                ));
+            }
+        }
+        let ct = match text("content_type")? {
+            Some(ct) => ct,
+            None => content_type_of(&path)
+                .ok_or_else(|| {
+                    invalid(
+                        &format!("{field}.path"),
+                        format!(
+                            "`{}`: allowed extensions png, jpg, jpeg, gif, webp, svg, mp3, wav, \
+                             ogg (or give `content_type`)",
+                            path.display()
+                        ),
+                    )
+                })?
+                .to_string(),
+        };
+        let bytes = std::fs::read(&path).map_err(|e| {
+            invalid(
+                &format!("{field}.path"),
+                format!("reading `{}`: {e}", path.display()),
+            )
+        })?;
+        Media::file(&ct, &bytes, field).map_err(crate::errors::py_err)?
+    } else if is_file && let Some(data) = d.get_item("data")? {
+        if let Ok(b) = data.cast::<PyBytes>() {
+            let ct = text("content_type")?.ok_or_else(|| {
+                invalid(
+                    &format!("{field}.content_type"),
+                    "missing: the file's media type, e.g. image/png",
+                )
+            })?;
+            for k in d.keys() {
+                let k: String = k.extract()?;
+                if !["type", "data", "content_type"].contains(&k.as_str()) {
+                    return Err(invalid(
+                        field,
+                        format!("unknown key `{k}`; allowed: type, content_type, data"),
+                    ));
+                }
+            }
+            Media::file(&ct, b.as_bytes(), field).map_err(crate::errors::py_err)?
+        } else {
+            from_dict(field, obj, shapes)?
+        }
+    } else {
+        from_dict(field, obj, shapes)?
+    };
+    media.validate(field).map_err(crate::errors::py_err)?;
+    Ok(Some(media))
+}
+
+/// Media in its JSON shape (as the HTTP API takes it).
+fn from_dict(field: &str, obj: &Bound<'_, PyAny>, shapes: &str) -> PyResult<Media> {
+    let v = crate::convert::to_json(field, obj)?;
+    serde_json::from_value(v).map_err(|e| invalid(field, format!("{e}; allowed: {shapes}")))
+}
+
+/// Media as Python sees it: the JSON shape, a file's `data` as bytes.
+fn media_to_py<'py>(py: Python<'py>, m: &Media) -> PyResult<Bound<'py, PyAny>> {
+    let d = PyDict::new(py);
+    match m {
+        Media::Text { text } => {
+            d.set_item("type", "text")?;
+            d.set_item("text", text)?;
+        }
+        Media::Url { url } => {
+            d.set_item("type", "url")?;
+            d.set_item("url", url)?;
+        }
+        Media::File { content_type, .. } => {
+            d.set_item("type", "file")?;
+            d.set_item("content_type", content_type)?;
+            d.set_item("data", PyBytes::new(py, &m.bytes().unwrap_or_default()))?;
+        }
+    }
+    Ok(d.into_any())
+}
+
+/// Points in user units (as `Strategy.belief` takes them), as unit-cube coordinates.
+fn units_of(space: &agora_core::Space, points: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<f64>>> {
+    let pts: Vec<Bound<'_, PyAny>> = points.try_iter()?.collect::<PyResult<_>>()?;
+    pts.iter()
+        .enumerate()
+        .map(|(i, p)| crate::space::unit_of(space, &format!("points[{i}]"), p))
+        .collect()
 }
 
 #[pymethods]
@@ -323,12 +464,167 @@ impl Study {
         }
     }
 
-    /// The facilitator's token and each participant's, for the web page (`agora serve`).
+    /// Give the study earlier data before its first answer (as `agora study import`):
+    /// evaluations (`bo` studies with GP-BO) or comparisons (`pairs`, `group-pairs`) in the
+    /// study's units, either a list of dicts (`{"temperature": 22, "value": 3.5}`, or
+    /// `{"winner": {...}, "loser": {...}}`) or the text of a CSV or JSON-lines file. Every
+    /// row is checked first; a bad one raises `ValueError` naming its line (the n-th dict
+    /// is line n) and parameter, and nothing is stored. The data stand in for the random
+    /// start, do not count as answers, and the open question is asked again in their light.
+    /// Returns the number of rows imported.
+    fn import_data(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let text = match data.extract::<String>() {
+            Ok(t) => t,
+            Err(_) => {
+                let rows = data.try_iter().map_err(|_| {
+                    crate::errors::wrong_type(
+                        "data",
+                        "a list of dicts, or the text of a CSV or JSON-lines file",
+                    )
+                })?;
+                let mut lines = Vec::new();
+                for (i, row) in rows.enumerate() {
+                    let row = row?;
+                    if row.cast::<PyDict>().is_err() {
+                        return Err(crate::errors::wrong_type(
+                            &format!("data[{i}]"),
+                            "a dict of the parameters by name with `value`, or with `winner` \
+                             and `loser`",
+                        ));
+                    }
+                    let v = crate::convert::to_json(&format!("data[{i}]"), &row)?;
+                    lines.push(v.to_string());
+                }
+                lines.join("\n")
+            }
+        };
+        let mut s = self.synced(py)?;
+        let st: &mut LiveStudy = &mut s;
+        py.detach(|| {
+            let rows = agora_study::live::import::read_observations(&st.spec().space, &text)
+                .map_err(agora_study::live::StudyError::from)?;
+            let n = rows.len();
+            st.import(&Actor::Owner, rows).map(|()| n)
+        })
+        .map_err(study_err)
+    }
+
+    /// Put an option of your own (a dict of the parameters by name, in the study's units)
+    /// into the next question after the open one (as `agora study enqueue`): GP-BO
+    /// evaluates it; PBO compares it with its EUBO challenger.
+    fn enqueue(&self, py: Python<'_>, option: &Bound<'_, PyAny>) -> PyResult<()> {
+        let json = crate::convert::to_json("option", option)?.to_string();
+        let mut s = self.synced(py)?;
+        let st: &mut LiveStudy = &mut s;
+        py.detach(|| {
+            let x = agora_study::live::import::read_option(&st.spec().space, &json)
+                .map_err(agora_study::live::StudyError::from)?;
+            st.enqueue(&Actor::Owner, x)
+        })
+        .map_err(study_err)
+    }
+
+    /// Show media with option `option` of the open query (or of `query=`, an open query's
+    /// id), as `agora study media` and `POST .../media` do: a box study's renderings. `media`
+    /// takes the shapes `create_study(media=...)` takes. Returns `"recorded"`, or
+    /// `"duplicate"` when the same media was shown before.
+    #[pyo3(signature = (option, media, *, query = None))]
+    fn post_media(
+        &self,
+        py: Python<'_>,
+        option: usize,
+        media: &Bound<'_, PyAny>,
+        query: Option<u64>,
+    ) -> PyResult<&'static str> {
+        let m = media_of("media", media)?
+            .ok_or_else(|| invalid("media", "None shows nothing; give the media to show"))?;
+        let mut s = self.synced(py)?;
+        let id = match query.or_else(|| s.pending().map(|q| q.id)) {
+            Some(id) => id,
+            None => {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "no query is open",
+                ));
+            }
+        };
+        let st: &mut LiveStudy = &mut s;
+        let o = py
+            .detach(|| st.post_media(&Actor::Owner, id, option, m))
+            .map_err(study_err)?;
+        Ok(outcome(o))
+    }
+
+    /// The media shown with option `option` of the open query (or of `query=`): a dict in
+    /// the shapes `post_media` takes (a file's `data` as bytes), or `None`.
+    #[pyo3(signature = (option, *, query = None))]
+    fn media<'py>(
+        &self,
+        py: Python<'py>,
+        option: usize,
+        query: Option<u64>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let s = self.synced(py)?;
+        let Some(id) = query.or_else(|| s.pending().map(|q| q.id)) else {
+            return Ok(None);
+        };
+        s.option_media(id, option)
+            .map(|m| media_to_py(py, m))
+            .transpose()
+    }
+
+    /// Close the open group vote if its time limit (`round_seconds`) has passed, as `agora
+    /// serve` does every second: missing votes count as can't tell. Returns `"answered"`,
+    /// or `None` when nothing was due.
+    fn close_expired(&self, py: Python<'_>) -> PyResult<Option<&'static str>> {
+        let mut s = self.synced(py)?;
+        let st: &mut LiveStudy = &mut s;
+        let now = agora_study::live::store::now_ms();
+        let o = py.detach(|| st.close_expired(now)).map_err(study_err)?;
+        Ok(o.map(outcome))
+    }
+
+    /// The study's model at `points` (user units, as `Strategy.belief` takes them): a list
+    /// of `(mean, sd)`, or `None` when the method has no model that predicts at arbitrary
+    /// points (yet). What the facilitator's belief panel shows.
+    fn belief<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let units = units_of(&self.space, points)?;
+        let mut s = self.synced(py)?;
+        let st: &mut LiveStudy = &mut s; // `&mut`: Send without the strategy being Sync
+        match py.detach(move || st.strategy().belief(&units)) {
+            None => Ok(None),
+            Some(ms) => Ok(Some(PyList::new(py, ms)?)),
+        }
+    }
+
+    /// For group studies: each participant's estimated utility at `points`, a list per
+    /// point of `(mean, sd)` per participant (in the study's order), or `None`.
+    fn agent_beliefs<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let units = units_of(&self.space, points)?;
+        let mut s = self.synced(py)?;
+        let st: &mut LiveStudy = &mut s; // `&mut`: Send without the strategy being Sync
+        match py.detach(move || st.strategy().agent_beliefs(&units)) {
+            None => Ok(None),
+            Some(per_point) => Ok(Some(PyList::new(py, per_point)?)),
+        }
+    }
+
+    /// The facilitator's token, the renderer's (it may only post media, e.g. from a
+    /// rendering job through `agora.client.post_media`) and each participant's, for the
+    /// web page (`agora serve`).
     fn tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.lock();
         let st = s.stored();
         let d = PyDict::new(py);
         d.set_item("facilitator", &st.facilitator_token)?;
+        d.set_item("renderer", st.renderer_token())?;
         let p = PyDict::new(py);
         for (n, t) in st.spec.participants.iter().zip(&st.participant_tokens) {
             p.set_item(n, t)?;
