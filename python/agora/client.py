@@ -1,5 +1,6 @@
 """A small client of a running `agora serve`, for scripts beside a meeting: read the open
-question and show each option as it looks (a renderer drawing every design the study asks).
+question, show each option as it looks (a renderer drawing every design the study asks),
+and give a study what you know (earlier data; an option of your own).
 
 Only the standard library is used. Every function takes the server's address (for example
 ``"http://127.0.0.1:8080"``), the study's name and a token: the facilitator's, or, for
@@ -18,7 +19,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-__all__ = ["ApiError", "open_query", "post_media"]
+__all__ = ["ApiError", "enqueue", "import_data", "open_query", "post_media"]
 
 
 class ApiError(Exception):
@@ -93,4 +94,25 @@ def post_media(
         body, ctype = url.encode("utf-8"), "text/uri-list"
     q = urllib.parse.urlencode({"query_id": int(query_id), "option": int(option)})
     reply = _request("POST", _study_url(base, study) + "/media?" + q, token, body, ctype)
+    return str(reply["outcome"])
+
+
+def import_data(base: str, study: str, token: str, rows: list[dict[str, Any]]) -> str:
+    """Give the study earlier data before its first answer (the facilitator's token), as
+    ``agora study import`` does: evaluations ``{"temperature": 22, "value": 3.5}`` for GP-BO
+    studies, comparisons ``{"winner": {...}, "loser": {...}}`` for ``pairs`` and
+    ``group-pairs``, the parameters by name in the study's units. A bad row is refused
+    (:class:`ApiError` with ``field`` ``"line N: PARAMETER"``, the first row line 1) and
+    nothing is stored. Returns ``"recorded"``."""
+    body = json.dumps({"rows": list(rows)}).encode("utf-8")
+    reply = _request("POST", _study_url(base, study) + "/import", token, body, "application/json")
+    return str(reply["outcome"])
+
+
+def enqueue(base: str, study: str, token: str, option: dict[str, Any]) -> str:
+    """Put an option of your own (the parameters by name, in the study's units) into the
+    next question after the open one (the facilitator's token), as ``agora study enqueue``
+    does. Returns ``"recorded"``."""
+    body = json.dumps({"option": dict(option)}).encode("utf-8")
+    reply = _request("POST", _study_url(base, study) + "/enqueue", token, body, "application/json")
     return str(reply["outcome"])

@@ -95,3 +95,42 @@ def test_a_renderer_shows_each_open_option_with_a_picture(server: str) -> None:
     assert e.value.status == 415 and "image/png" in e.value.message
     with pytest.raises(ValueError, match="content_type"):
         client.post_media(server, "chairs", renderer, q["query_id"], 0, PNG)
+
+
+def test_earlier_data_and_an_option_of_ones_own_over_http(server: str) -> None:
+    made = create(server)
+    fac, ann = made["facilitator_token"], made["participant_tokens"]["ann"]
+    first = client.open_query(server, "chairs", fac)["query_id"]
+    rows = [
+        {"winner": {"height": 47}, "loser": {"height": 58}},
+        {"winner": {"height": 45}, "loser": {"height": 61}},
+    ]
+    with pytest.raises(client.ApiError) as e:
+        client.import_data(server, "chairs", fac, rows)
+    assert e.value.status == 400 and e.value.field == "line 2: loser.height"
+    assert "[40, 60]" in e.value.message
+    with pytest.raises(client.ApiError) as e:
+        client.import_data(server, "chairs", ann, rows[:1])
+    assert e.value.status == 403
+    assert client.open_query(server, "chairs", fac)["query_id"] == first  # nothing stored
+    assert client.import_data(server, "chairs", fac, rows[:1]) == "recorded"
+    req = urllib.request.Request(f"{server}/api/studies/chairs/events",
+                                 headers={"Authorization": f"Bearer {fac}"})
+    with urllib.request.urlopen(req) as res:
+        events = json.loads(res.read())["events"]
+    assert [e["type"] for e in events] == ["asked", "imported", "asked"]  # asked again
+    assert events[1]["data"] == [{"type": "comparison", "winner": [0.35], "loser": [0.9]}]  # unit cube
+    q = client.open_query(server, "chairs", fac)
+    assert client.enqueue(server, "chairs", fac, {"height": 52.5}) == "recorded"
+    with pytest.raises(client.ApiError) as e:
+        client.enqueue(server, "chairs", fac, {"height": 70})
+    assert e.value.status == 400 and "height" in e.value.field
+    # Answer the open question; the next one shows the enqueued option.
+    req = urllib.request.Request(
+        f"{server}/api/studies/chairs/answer", method="POST",
+        data=json.dumps({"query_id": q["query_id"], "kind": {"type": "tie", "rater": "ann"}}).encode(),
+        headers={"Authorization": f"Bearer {fac}", "Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(req).read()
+    nxt = client.open_query(server, "chairs", fac)
+    assert [["height", 52.5]] in [o["params"] for o in nxt["options"]]

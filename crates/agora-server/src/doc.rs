@@ -196,6 +196,26 @@ pub(crate) struct CloseBody {
     pub query_id: u64,
 }
 
+/// `POST /api/studies/{name}/import`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ImportBody {
+    /// Earlier evaluations, `{"temperature": 22, "fans": 1, "value": 3.5}` (the parameters
+    /// by name, in the study's units, and the value), or comparisons, `{"winner": {...},
+    /// "loser": {...}}`. An error names the row as `line N` (the first is line 1).
+    #[schema(min_items = 1, value_type = Vec<Object>)]
+    pub rows: Vec<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// `POST /api/studies/{name}/enqueue`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EnqueueBody {
+    /// The option: the parameters by name, in the study's units.
+    #[schema(value_type = Object)]
+    pub option: serde_json::Map<String, serde_json::Value>,
+}
+
 /// A file's bytes (an image or a sound): the body as it is, not JSON.
 pub(crate) struct Binary;
 

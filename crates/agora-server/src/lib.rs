@@ -50,8 +50,9 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use doc::{
-    BallotBody, BestReply, Changed, CloseBody, Created, ErrorBody, ErrorCode, ErrorDetail,
-    EventsReply, IndexRow, Links, Me, PendingReply, Role, StatusReply, StudiesReply,
+    BallotBody, BestReply, Changed, CloseBody, Created, EnqueueBody, ErrorBody, ErrorCode,
+    ErrorDetail, EventsReply, ImportBody, IndexRow, Links, Me, PendingReply, Role, StatusReply,
+    StudiesReply,
 };
 use futures_util::StreamExt;
 use std::collections::HashMap;
@@ -1024,6 +1025,58 @@ async fn close(
     .await
 }
 
+/// Import earlier data.
+///
+/// Facilitator only, before the first answer or ballot (as `agora study import`):
+/// evaluations for GP-BO studies, comparisons for `pairs` and `group-pairs`. Every row is
+/// checked against the space first; a bad one is refused with its row named and nothing is
+/// stored. The data stand in for the random start, do not count as answers, and the open
+/// question is asked again in their light.
+#[utoipa::path(post, path = "/api/studies/{name}/import", tag = "studies", params(doc::StudyPath),
+    request_body = ImportBody,
+    responses((status = 200, description = "OK", body = Changed), doc::StudyErrors, doc::ChangeErrors), security(("bearer" = []), ("query_token" = [])),)]
+async fn import(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    mutate(state, ctx, body, |s, a, b: &ImportBody| {
+        if b.rows.is_empty() {
+            return Err(agora_core::Error::invalid("rows", "no rows: give at least one").into());
+        }
+        // The rows as JSON lines, read as `agora study import` reads a file.
+        let text = b
+            .rows
+            .iter()
+            .map(|r| serde_json::Value::Object(r.clone()).to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let data = agora_study::live::import::read_observations(&s.spec().space, &text)?;
+        s.import(a, data).map(|()| Outcome::Recorded)
+    })
+    .await
+}
+
+/// Put an option into the next question.
+///
+/// Facilitator only (as `agora study enqueue`): the option goes into the next question
+/// after the open one; GP-BO evaluates it, PBO compares it with its EUBO challenger.
+#[utoipa::path(post, path = "/api/studies/{name}/enqueue", tag = "studies", params(doc::StudyPath),
+    request_body = EnqueueBody,
+    responses((status = 200, description = "OK", body = Changed), doc::StudyErrors, doc::ChangeErrors), security(("bearer" = []), ("query_token" = [])),)]
+async fn enqueue(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    mutate(state, ctx, body, |s, a, b: &EnqueueBody| {
+        let json = serde_json::Value::Object(b.option.clone()).to_string();
+        let x = agora_study::live::import::read_option(&s.spec().space, &json)?;
+        s.enqueue(a, x).map(|()| Outcome::Recorded)
+    })
+    .await
+}
+
 /// The event log.
 ///
 /// JSON, or CSV with `format=csv`. Participants do not see others' private ballots.
@@ -1329,6 +1382,8 @@ fn api() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(ballot))
         .routes(routes!(answer))
         .routes(routes!(close))
+        .routes(routes!(import))
+        .routes(routes!(enqueue))
         .routes(routes!(post_media))
         .routes(routes!(get_media))
         .routes(routes!(events))
