@@ -26,7 +26,7 @@
 //! **Errors** are JSON: `{"error": {"code": …, "message": …}}` with 400 (bad input: the
 //! message names the field and the allowed values), 401 (no or unknown token), 403 (token
 //! not allowed to do this), 404 (unknown study or route), 409 (the query is no longer
-//! open), 413 (body over 64 KiB), 500 (the store failed) and 503 with `Retry-After`
+//! open), 413 (body over 64 KiB; a study definition over 16 MiB), 500 (the store failed) and 503 with `Retry-After`
 //! (`unavailable`: the database server is unreachable, the next request reconnects;
 //! `busy`: other servers kept writing to the study at the same moment): nothing was
 //! stored, send the request again.
@@ -60,8 +60,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
-/// Largest request body accepted.
+/// Largest request body accepted (but a study's definition and a media file).
 pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// Largest study definition `POST /api/studies` takes: a candidate set's media files (each
+/// at most 1 MiB) travel in it.
+pub const SPEC_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// The OpenAPI document served at `/api/openapi.json` (generated from the request and
 /// response types), with `servers` naming `host` when given.
@@ -1282,17 +1286,26 @@ async fn index(
         (status = 400, description = "Bad input: `error.field` names the field and the message the allowed values", body = ErrorBody),
         (status = 401, description = "No token, or not the server's admin token", body = ErrorBody),
         (status = 409, description = "A study of that name exists", body = ErrorBody),
-        (status = 413, description = "Body over 64 KiB", body = ErrorBody),
+        (status = 413, description = "Body over 16 MiB", body = ErrorBody),
         (status = 503, description = "The database cannot be reached; retry", body = ErrorBody)),
     security(("bearer" = [])))]
 async fn create(
     State(state): State<AppState>,
     headers: HeaderMap,
     uri: axum::http::Uri,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    body: axum::body::Body,
 ) -> Result<Response, ApiError> {
-    let body = body_ok(body)?;
+    // The admin's token first: only then is a large body read.
     admin_only(&state, &headers, &uri, "creating a study")?;
+    let body = axum::body::to_bytes(body, SPEC_BODY_LIMIT)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorCode::PayloadTooLarge,
+                format!("a study's definition is at most {SPEC_BODY_LIMIT} bytes"),
+            )
+        })?;
     let spec: StudySpec = parse_body(&body)?;
     let st = state.clone();
     let stored = tokio::task::spawn_blocking(move || st.create_study(spec))

@@ -1091,3 +1091,78 @@ async fn the_facilitator_imports_and_enqueues_over_http() {
     .await;
     assert_eq!(code, StatusCode::BAD_REQUEST, "{v}");
 }
+
+/// A candidate set's pictures travel in its definition: `POST /api/studies` takes one far
+/// over the 64 KiB of other requests (here three files of 200 KiB), and refuses one over
+/// 16 MiB with 413; without the admin's token it is refused before the body is read.
+#[tokio::test]
+async fn a_candidate_set_with_its_pictures_is_created_over_http() {
+    use agora_server::SPEC_BODY_LIMIT;
+    use agora_study::live::media::Media;
+    let state = state();
+    let png = |fill: u8| {
+        let mut b = b"\x89PNG\r\n\x1a\n".to_vec();
+        b.resize(200 * 1024, fill);
+        serde_json::to_value(Media::file("image/png", &b, "png").unwrap()).unwrap()
+    };
+    let spec = |media: Vec<Value>| {
+        json!({
+            "name": "rooms",
+            "space": {"kind": "candidates", "names": ["a", "b", "c"],
+                      "features": [[0.0], [0.5], [1.0]]},
+            "method": {"name": "social"},
+            "participants": ["ann", "bob"],
+            "media": media,
+        })
+        .to_string()
+    };
+    let files: Vec<Value> = (0..3).map(|i| png(i as u8)).collect();
+    let body = spec(files.clone());
+    assert!(body.len() > 3 * BODY_LIMIT);
+    let (code, v) = call(&state, "POST", "/api/studies", None, Some(body.clone())).await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED, "{v}");
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies",
+        Some("admin-secret"),
+        Some(body),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CREATED, "{v}");
+    let fac = v["facilitator_token"].as_str().unwrap().to_string();
+    let (_, q) = call(&state, "GET", "/api/studies/rooms/query", Some(&fac), None).await;
+    let qid = q["pending"]["query_id"].as_u64().unwrap();
+    let first = q["pending"]["options"][0]["point"]["index"]
+        .as_u64()
+        .unwrap();
+    let (code, _, bytes) = call_raw(
+        &state,
+        "GET",
+        &format!("/api/studies/rooms/media/{qid}/0"),
+        &fac,
+        "application/json",
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(bytes.len(), 200 * 1024);
+    assert!(
+        bytes[8..].iter().all(|&b| b == first as u8),
+        "candidate {first}'s file"
+    );
+    // Over the limit: 413, and nothing made.
+    let huge = spec(vec![
+        json!({"type": "text", "text": "x".repeat(SPEC_BODY_LIMIT)}),
+    ]);
+    let (code, v) = call(
+        &state,
+        "POST",
+        "/api/studies",
+        Some("admin-secret"),
+        Some(huge.replace("\"rooms\"", "\"huge\"")),
+    )
+    .await;
+    assert_eq!(code, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
+    assert_eq!(v["error"]["code"], "payload_too_large");
+}
