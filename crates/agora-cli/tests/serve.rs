@@ -81,7 +81,8 @@ fn kill_9_under_load_loses_no_acknowledged_vote_and_resumes_exactly() {
 
     let mut all_acks = Vec::new();
     // Two crashes at different moments of the load.
-    let open_round = || -> u64 {
+    // The open question as the facilitator sees it.
+    let query = || -> Value {
         let (code, body) = http(
             addr,
             "GET",
@@ -91,9 +92,9 @@ fn kill_9_under_load_loses_no_acknowledged_vote_and_resumes_exactly() {
         )
         .unwrap();
         assert_eq!(code, 200, "{body}");
-        let v: Value = serde_json::from_str(&body).unwrap();
-        v["pending"]["query_id"].as_u64().unwrap()
+        serde_json::from_str(&body).unwrap()
     };
+    let open_round = || query()["pending"]["query_id"].as_u64().unwrap();
     for (crash, wait_ms) in [(0, 100u64), (1, 400)] {
         let first = open_round();
         let stop = Arc::new(AtomicBool::new(false));
@@ -188,16 +189,7 @@ fn kill_9_under_load_loses_no_acknowledged_vote_and_resumes_exactly() {
         );
         drop(store);
         server = start(&db, addr);
-        let (code, body) = http(
-            addr,
-            "GET",
-            "/api/studies/load/query",
-            Some(&facilitator),
-            None,
-        )
-        .unwrap();
-        assert_eq!(code, 200, "{body}");
-        let restarted: Value = serde_json::from_str(&body).unwrap();
+        let restarted = query();
         let expected = serde_json::to_value(straight.pending_view(&Actor::Facilitator)).unwrap();
         assert_eq!(
             restarted["pending"]["query_id"], expected["query_id"],

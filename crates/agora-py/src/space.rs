@@ -283,6 +283,16 @@ pub fn point_to_py<'py>(
     }
 }
 
+/// Points in user units (an iterable of what [`unit_of`] takes), as unit-cube coordinates;
+/// errors name `points[i]`.
+pub fn units_of(space: &CoreSpace, points: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<f64>>> {
+    let pts: Vec<Bound<'_, PyAny>> = points.try_iter()?.collect::<PyResult<_>>()?;
+    pts.iter()
+        .enumerate()
+        .map(|(i, p)| unit_of(space, &format!("points[{i}]"), p))
+        .collect()
+}
+
 /// A user-unit point (dict by name or sequence in parameter order; a candidate's name or
 /// index) as unit-cube coordinates, or a candidate's features.
 pub fn unit_of(space: &CoreSpace, field: &str, point: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {

@@ -3,7 +3,7 @@
 use crate::convert::to_json;
 use crate::errors::py_err;
 use crate::query::{Answer, Query, best_dict};
-use crate::space::{Space, unit_of};
+use crate::space::Space;
 use agora_core::{Answer as CoreAnswer, Space as CoreSpace};
 use agora_methods::registry::{self, Setup};
 use pyo3::prelude::*;
@@ -136,12 +136,7 @@ impl Strategy {
         py: Python<'py>,
         points: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let pts: Vec<Bound<'py, PyAny>> = points.try_iter()?.collect::<PyResult<_>>()?;
-        let units = pts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| unit_of(&self.space, &format!("points[{i}]"), p))
-            .collect::<PyResult<Vec<_>>>()?;
+        let units = crate::space::units_of(&self.space, points)?;
         let b = py.detach(|| self.lock().belief(&units));
         match b {
             None => Ok(None),
@@ -158,12 +153,7 @@ impl Strategy {
         py: Python<'py>,
         points: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let pts: Vec<Bound<'py, PyAny>> = points.try_iter()?.collect::<PyResult<_>>()?;
-        let units = pts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| unit_of(&self.space, &format!("points[{i}]"), p))
-            .collect::<PyResult<Vec<_>>>()?;
+        let units = crate::space::units_of(&self.space, points)?;
         let b = py.detach(|| self.lock().agent_beliefs(&units));
         match b {
             None => Ok(None),

@@ -57,6 +57,17 @@ impl Study {
         Ok(g)
     }
 
+    /// `f` of the study's strategy, caught up, without the GIL.
+    fn model<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&dyn agora_methods::Strategy) -> R + Send,
+    ) -> PyResult<R> {
+        let mut s = self.synced(py)?;
+        let st: &mut LiveStudy = &mut s; // `&mut`: Send without the strategy being Sync
+        Ok(py.detach(move || f(st.strategy())))
+    }
+
     fn wrap(study: LiveStudy) -> Study {
         let space = Arc::new(study.spec().space.clone());
         Study {
@@ -265,15 +276,6 @@ fn media_to_py<'py>(py: Python<'py>, m: &Media) -> PyResult<Bound<'py, PyAny>> {
         }
     }
     Ok(d.into_any())
-}
-
-/// Points in user units (as `Strategy.belief` takes them), as unit-cube coordinates.
-fn units_of(space: &agora_core::Space, points: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<f64>>> {
-    let pts: Vec<Bound<'_, PyAny>> = points.try_iter()?.collect::<PyResult<_>>()?;
-    pts.iter()
-        .enumerate()
-        .map(|(i, p)| crate::space::unit_of(space, &format!("points[{i}]"), p))
-        .collect()
 }
 
 #[pymethods]
@@ -591,13 +593,10 @@ impl Study {
         py: Python<'py>,
         points: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let units = units_of(&self.space, points)?;
-        let mut s = self.synced(py)?;
-        let st: &mut LiveStudy = &mut s; // `&mut`: Send without the strategy being Sync
-        match py.detach(move || st.strategy().belief(&units)) {
-            None => Ok(None),
-            Some(ms) => Ok(Some(PyList::new(py, ms)?)),
-        }
+        let units = crate::space::units_of(&self.space, points)?;
+        self.model(py, move |m| m.belief(&units))?
+            .map(|ms| PyList::new(py, ms))
+            .transpose()
     }
 
     /// For group studies: each participant's estimated utility at `points`, a list per
@@ -607,13 +606,10 @@ impl Study {
         py: Python<'py>,
         points: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
-        let units = units_of(&self.space, points)?;
-        let mut s = self.synced(py)?;
-        let st: &mut LiveStudy = &mut s; // `&mut`: Send without the strategy being Sync
-        match py.detach(move || st.strategy().agent_beliefs(&units)) {
-            None => Ok(None),
-            Some(per_point) => Ok(Some(PyList::new(py, per_point)?)),
-        }
+        let units = crate::space::units_of(&self.space, points)?;
+        self.model(py, move |m| m.agent_beliefs(&units))?
+            .map(|per_point| PyList::new(py, per_point))
+            .transpose()
     }
 
     /// The facilitator's token, the renderer's (it may only post media, e.g. from a
