@@ -1,11 +1,13 @@
-"""A small client of a running `agora serve`, for scripts beside a meeting: read the open
-question, show each option as it looks (a renderer drawing every design the study asks),
-and give a study what you know (earlier data; an option of your own).
+"""A small client of a running `agora serve`, for scripts and agents beside a meeting: take
+part as a participant (an agent voting with its own token, :func:`participate`), answer or
+close as the facilitator, show each option as it looks (a renderer drawing every design the
+study asks), and give a study what you know (earlier data; an option of your own).
 
 Only the standard library is used. Every function takes the server's address (for example
-``"http://127.0.0.1:8080"``), the study's name and a token: the facilitator's, or, for
-:func:`post_media`, the study's renderer token (printed by ``agora study create`` and
-returned by ``POST /api/studies``), which may show media and do nothing else.
+``"http://127.0.0.1:8080"``), the study's name and a token: a participant's (their own
+ballots; the public view), the facilitator's, or, for :func:`post_media`, the study's
+renderer token (printed by ``agora study create`` and returned by ``POST /api/studies``),
+which may show media and do nothing else.
 
 Errors are :class:`ApiError`, carrying the server's status, code and message (which names
 the field at fault and the allowed values).
@@ -14,12 +16,26 @@ the field at fault and the allowed values).
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any
+from typing import Any, Callable, Union
 
-__all__ = ["ApiError", "enqueue", "import_data", "open_query", "post_media"]
+__all__ = [
+    "ApiError",
+    "answer",
+    "ballot",
+    "best",
+    "close",
+    "enqueue",
+    "import_data",
+    "open_query",
+    "participate",
+    "post_media",
+    "status",
+    "wait_query",
+]
 
 
 class ApiError(Exception):
@@ -116,3 +132,159 @@ def enqueue(base: str, study: str, token: str, option: dict[str, Any]) -> str:
     body = json.dumps({"option": dict(option)}).encode("utf-8")
     reply = _request("POST", _study_url(base, study) + "/enqueue", token, body, "application/json")
     return str(reply["outcome"])
+
+
+def _post_json(base: str, study: str, token: str, path: str, body: dict[str, Any]) -> str:
+    data = json.dumps(body).encode("utf-8")
+    reply = _request("POST", _study_url(base, study) + path, token, data, "application/json")
+    return str(reply["outcome"])
+
+
+def status(base: str, study: str, token: str) -> dict[str, Any]:
+    """The study at a glance as the token's holder may see it (as ``agora status --json``):
+    ``you`` (the token's role and participant), ``status`` (answers, the open query, the
+    recommendation), ``seq`` and the server's clock ``now_ms``."""
+    return dict(_request("GET", _study_url(base, study), token))
+
+
+def best(base: str, study: str, token: str) -> dict[str, Any] | None:
+    """The recommendation so far (``option`` with its ``params``, ``value``), or None."""
+    return _request("GET", _study_url(base, study) + "/best", token)["recommendation"]
+
+
+_Choice = Union[int, str, None]
+
+
+def _index(field: str, choice: _Choice) -> int | None:
+    """An option's index from an index, a letter ("A" is 0) or None (can't tell)."""
+    if choice is None or isinstance(choice, bool):
+        if isinstance(choice, bool):
+            raise TypeError(f"{field}: an option's index, a letter (\"A\", \"B\") or None, not {choice!r}")
+        return None
+    if isinstance(choice, int):
+        return choice
+    if isinstance(choice, str) and len(choice) == 1 and choice.isalpha():
+        return ord(choice.upper()) - ord("A")
+    raise TypeError(f"{field}: an option's index, a letter (\"A\", \"B\") or None, not {choice!r}")
+
+
+def ballot(
+    base: str,
+    study: str,
+    token: str,
+    query_id: int,
+    *,
+    vote: _Choice = None,
+    rating: float | None = None,
+    participant: str | None = None,
+) -> str:
+    """Cast a ballot on the open group question ``query_id``: ``vote`` (an option's index,
+    its letter "A", "B", ..., or None for can't tell) or, in a rating round, ``rating``. A
+    participant's token casts their own (public or private) ballot; the facilitator's casts
+    a ``participant``'s public vote. Returns ``"recorded"``, ``"answered"`` (the last ballot
+    of the round) or ``"duplicate"`` (the same ballot again)."""
+    if rating is not None:
+        if vote is not None:
+            raise ValueError("give vote or rating, not both")
+        b: dict[str, Any] = {"type": "rating", "value": float(rating)}
+    else:
+        b = {"type": "vote", "choice": _index("vote", vote)}
+    body: dict[str, Any] = {"query_id": int(query_id), "ballot": b}
+    if participant is not None:
+        body["participant"] = participant
+    return _post_json(base, study, token, "/ballot", body)
+
+
+def answer(
+    base: str,
+    study: str,
+    token: str,
+    query_id: int,
+    *,
+    values: list[float] | None = None,
+    winner: _Choice = None,
+    tie: bool = False,
+    rater: str | None = None,
+) -> str:
+    """Answer the open question ``query_id`` (the facilitator's token): ``values`` (one per
+    option of an evaluation), ``winner`` (an option's index or letter) or ``tie=True`` for
+    a comparison, by ``rater``. Returns ``"answered"`` or ``"duplicate"``."""
+    given = (values is not None) + (winner is not None) + bool(tie)
+    if given != 1:
+        raise ValueError("give exactly one of values, winner or tie=True")
+    if values is not None:
+        kind: dict[str, Any] = {"type": "values", "values": [float(v) for v in values]}
+    elif tie:
+        kind = {"type": "tie", "rater": rater}
+    else:
+        kind = {"type": "choice", "winner": _index("winner", winner), "rater": rater}
+    return _post_json(base, study, token, "/answer", {"query_id": int(query_id), "kind": kind})
+
+
+def close(base: str, study: str, token: str, query_id: int) -> str:
+    """Close the open group vote ``query_id`` now (the facilitator's token): missing votes
+    count as can't tell. Returns ``"answered"`` or ``"duplicate"``."""
+    return _post_json(base, study, token, "/close", {"query_id": int(query_id)})
+
+
+def wait_query(
+    base: str,
+    study: str,
+    token: str,
+    *,
+    after: int | None = None,
+    timeout: float = 60.0,
+    poll: float = 0.25,
+) -> dict[str, Any] | None:
+    """Wait until a question other than ``after`` (a query id) is open and return it (as
+    :func:`open_query`); None when none came within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        q = open_query(base, study, token)
+        if q is not None and q["query_id"] != after:
+            return q
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(poll)
+
+
+def participate(
+    base: str,
+    study: str,
+    token: str,
+    respond: Callable[[dict[str, Any]], Any],
+    *,
+    rounds: int | None = None,
+    timeout: float = 60.0,
+) -> int:
+    """Take part in a meeting with a participant's token, as a person would on their phone:
+    for each group question this participant is asked and has not yet answered, call
+    ``respond(query)`` (the open question as :func:`open_query` gives it: ``kind``,
+    ``channel``, ``options`` with their ``params``) and cast what it returns: in a vote, an
+    option's index or letter, or None for can't tell; in a rating round, a number. Stops
+    after ``rounds`` ballots, or when no new question comes within ``timeout`` seconds.
+    Returns the number of ballots cast. ``respond`` can be anything: a rule, a model, a
+    language model, a person at a terminal."""
+    me = status(base, study, token)["you"].get("participant")
+    if me is None:
+        raise ValueError("participate needs a participant's token, not the facilitator's")
+    cast, last = 0, None
+    while rounds is None or cast < rounds:
+        q = wait_query(base, study, token, after=last, timeout=timeout)
+        if q is None:
+            break
+        last = q["query_id"]
+        if me not in q["asked"] or me in q["voted"]:
+            continue
+        reply = respond(q)
+        try:
+            if q["kind"] == "group_rate":
+                ballot(base, study, token, last, rating=float(reply))
+            else:
+                ballot(base, study, token, last, vote=reply)
+        except ApiError as e:
+            if e.status == 409:  # the round closed meanwhile (a deadline, the facilitator)
+                continue
+            raise
+        cast += 1
+    return cast

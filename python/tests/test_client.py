@@ -134,3 +134,102 @@ def test_earlier_data_and_an_option_of_ones_own_over_http(server: str) -> None:
     urllib.request.urlopen(req).read()
     nxt = client.open_query(server, "chairs", fac)
     assert [["height", 52.5]] in [o["params"] for o in nxt["options"]]
+
+
+def create_group(base: str, name: str, people: list[str]) -> dict:
+    spec = {
+        "name": name,
+        "space": {"kind": "box", "params": [{"type": "real", "name": "height", "lo": 40, "hi": 60}]},
+        "method": {"name": "group-pairs"},
+        "participants": people,
+        "seed": 4,
+    }
+    req = urllib.request.Request(
+        base + "/api/studies", data=json.dumps(spec).encode(), method="POST",
+        headers={"Authorization": "Bearer py-admin", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req) as res:
+        return json.loads(res.read())
+
+
+def events_of(base: str, study: str, token: str) -> list[dict]:
+    req = urllib.request.Request(f"{base}/api/studies/{study}/events",
+                                 headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req) as res:
+        return json.loads(res.read())["events"]
+
+
+def test_agents_take_part_in_a_live_meeting(server: str) -> None:
+    """Three agents, each with its own token and its own taste, vote in four rounds at once;
+    every ballot in the log is the one its agent chose for the options it was shown."""
+    import threading
+
+    ideal = {"ann": 45.0, "bob": 50.0, "cy": 58.0}
+    made = create_group(server, "agents", list(ideal))
+    chose: dict[str, list[tuple[int, int]]] = {p: [] for p in ideal}
+    cast: dict[str, int] = {}
+
+    def agent(person: str) -> None:
+        def respond(q: dict) -> int:
+            heights = [dict(o["params"])["height"] for o in q["options"]]
+            pick = min(range(len(heights)), key=lambda i: abs(heights[i] - ideal[person]))
+            chose[person].append((q["query_id"], pick))
+            return pick
+
+        token = made["participant_tokens"][person]
+        cast[person] = client.participate(server, "agents", token, respond, rounds=4, timeout=30)
+
+    threads = [threading.Thread(target=agent, args=(p,)) for p in ideal]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert cast == {p: 4 for p in ideal}
+    fac = made["facilitator_token"]
+    events = events_of(server, "agents", fac)
+    stored = {p: [(e["query_id"], e["ballot"]["choice"]) for e in events
+                  if e["type"] == "ballot" and e["participant"] == p] for p in ideal}
+    assert stored == chose
+    # The choices follow each taste on the options as asked (unit coordinates, recomputed).
+    asked = {e["query"]["id"]: [40 + 20 * p["unit"][0] for p in e["query"]["kind"]["points"]]
+             for e in events if e["type"] == "asked"}
+    for p, picks in chose.items():
+        for qid, pick in picks:
+            hs = asked[qid]
+            assert abs(hs[pick] - ideal[p]) <= min(abs(h - ideal[p]) for h in hs) + 1e-9
+    assert client.status(server, "agents", fac)["status"]["answered"] == 4
+    assert client.best(server, "agents", fac)["option"]["params"][0][0] == "height"
+    with pytest.raises(ValueError, match="participant's token"):
+        client.participate(server, "agents", fac, lambda q: 0, rounds=1)
+
+
+def test_the_facilitator_answers_and_closes_over_http(server: str) -> None:
+    made = create(server)  # a pairs study: the facilitator answers for ann
+    fac = made["facilitator_token"]
+    q = client.open_query(server, "chairs", fac)
+    assert client.answer(server, "chairs", fac, q["query_id"], winner="B", rater="ann") == "answered"
+    assert client.answer(server, "chairs", fac, q["query_id"], winner=1, rater="ann") == "duplicate"
+    nxt = client.wait_query(server, "chairs", fac, after=q["query_id"], timeout=10)
+    assert nxt is not None and nxt["query_id"] != q["query_id"]
+    assert client.answer(server, "chairs", fac, nxt["query_id"], tie=True, rater="ann") == "answered"
+    with pytest.raises(ValueError, match="exactly one"):
+        client.answer(server, "chairs", fac, 0, winner="A", tie=True)
+    with pytest.raises(TypeError, match="winner"):
+        client.answer(server, "chairs", fac, 0, winner=True)
+    answered = [e["answer"]["kind"] for e in events_of(server, "chairs", fac) if e["type"] == "answered"]
+    assert answered == [{"type": "choice", "winner": 1, "rater": "ann"}, {"type": "tie", "rater": "ann"}]
+
+    group = create_group(server, "close-me", ["ann", "bob", "cy"])
+    fac = group["facilitator_token"]
+    q = client.open_query(server, "close-me", fac)
+    ann = group["participant_tokens"]["ann"]
+    assert client.ballot(server, "close-me", ann, q["query_id"], vote="B") == "recorded"
+    assert client.ballot(server, "close-me", fac, q["query_id"], vote=None, participant="bob") == "recorded"
+    assert client.close(server, "close-me", fac, q["query_id"]) == "answered"
+    with pytest.raises(client.ApiError) as e:
+        client.ballot(server, "close-me", ann, q["query_id"], vote="A")
+    assert e.value.status == 409
+    closed = [e for e in events_of(server, "close-me", fac) if e["type"] == "answered"]
+    assert closed[0]["answer"]["kind"]["votes"] == [1, None, None]
+    assert client.wait_query(server, "close-me", fac, after=client.open_query(server, "close-me", fac)["query_id"],
+                             timeout=0.3) is None
