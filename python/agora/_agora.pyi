@@ -324,6 +324,15 @@ class Study:
     def agent_beliefs(self, points: Iterable[_Point]) -> list[list[tuple[float, float]]] | None:
         """For group studies: each participant's estimated utility at `points`, a list per
         point of `(mean, sd)` per participant (in the study's order), or `None`."""
+    @overload
+    def plot(self, format: Literal["svg"] = "svg") -> str:
+        """The facilitator's figure (as `agora plot`): the progress and, where the method has
+        a model, its belief over the space. `format="svg"` returns SVG text, `"png"` PNG
+        bytes; in a notebook, `IPython.display.SVG(study.plot())`."""
+    @overload
+    def plot(self, format: Literal["png"]) -> bytes: ...
+    @overload
+    def plot(self, format: str) -> str | bytes: ...
     def tokens(self) -> dict[str, Any]:
         """The facilitator's token, the renderer's (it may only post media, e.g. from a
         rendering job through `agora.client.post_media`) and each participant's, for the

@@ -516,3 +516,18 @@ def test_the_study_model_is_its_strategys(db):
     assert st.belief(pts) == s.belief(pts) and st.belief(pts) is not None
     assert st.agent_beliefs(pts) == s.agent_beliefs(pts)
     assert [len(a) for a in st.agent_beliefs(pts)] == [2, 2]
+
+
+def test_the_figure_is_the_clis(db, cli: Cli, tmp_path):
+    import struct
+
+    st = agora.create_study("fig", method="gp-logei", space=BRANIN.space, seed=3, storage=str(db))
+    answer_bo(st, 6)
+    cli("plot", "fig", "--out", str(tmp_path / "fig.svg"))
+    cli("plot", "fig", "--out", str(tmp_path / "fig.png"))
+    assert st.plot() == (tmp_path / "fig.svg").read_text()
+    png = st.plot("png")
+    assert png == (tmp_path / "fig.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1000, 460)
+    with pytest.raises(ValueError, match="svg, png"):
+        st.plot("pdf")

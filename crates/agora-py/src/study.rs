@@ -612,6 +612,33 @@ impl Study {
             .transpose()
     }
 
+    /// The facilitator's figure (as `agora plot`): the progress and, where the method has
+    /// a model, its belief over the space. `format="svg"` returns SVG text, `"png"` PNG
+    /// bytes; in a notebook, `IPython.display.SVG(study.plot())`.
+    #[pyo3(signature = (format = "svg"))]
+    fn plot<'py>(&self, py: Python<'py>, format: &str) -> PyResult<Bound<'py, PyAny>> {
+        let mut s = self.synced(py)?;
+        let st: &mut LiveStudy = &mut s;
+        match format {
+            "svg" => {
+                let svg = py
+                    .detach(move || agora_study::live::plot::plot_svg(st))
+                    .map_err(study_err)?;
+                Ok(svg.into_pyobject(py)?.into_any())
+            }
+            "png" => {
+                let png = py
+                    .detach(move || agora_study::live::plot::plot_png(st))
+                    .map_err(study_err)?;
+                Ok(PyBytes::new(py, &png).into_any())
+            }
+            other => Err(invalid(
+                "format",
+                format!("`{other}` is not a format; allowed: svg, png"),
+            )),
+        }
+    }
+
     /// The facilitator's token, the renderer's (it may only post media, e.g. from a
     /// rendering job through `agora.client.post_media`) and each participant's, for the
     /// web page (`agora serve`).
