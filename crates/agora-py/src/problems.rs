@@ -10,6 +10,7 @@ use agora_core::{Query as CoreQuery, Respondent, Space as CoreSpace};
 use agora_problems::social::{SocialGroup, SocialTask};
 use agora_problems::{Oracle, Problem as CoreProblem, RaterModel};
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyList};
 use std::sync::{Arc, Mutex};
 
@@ -82,7 +83,10 @@ impl Problem {
     /// `ValueError` for a kind of query this respondent cannot answer.
     fn answer(&self, py: Python<'_>, query: PyRef<'_, Query>) -> PyResult<Answer> {
         let q = query.inner.clone();
-        let mut k = self.kind.lock().unwrap_or_else(|e| e.into_inner());
+        let mut k = self
+            .kind
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner());
         let k: &mut Kind = &mut k;
         let a = py.detach(|| k.answer(&q)).map_err(py_err)?;
         Ok(Answer { inner: a })
@@ -90,9 +94,13 @@ impl Problem {
 
     /// The noiseless objective at `point` (user units: a dict by name or a sequence),
     /// test functions only.
-    fn __call__(&self, point: &Bound<'_, PyAny>) -> PyResult<f64> {
+    fn __call__(&self, py: Python<'_>, point: &Bound<'_, PyAny>) -> PyResult<f64> {
         let u = unit_of(&self.space, "point", point)?;
-        match &*self.kind.lock().unwrap_or_else(|e| e.into_inner()) {
+        match &*self
+            .kind
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner())
+        {
             Kind::Oracle(o) => o.problem().value_at_unit(&u).map_err(py_err),
             Kind::Group { .. } => Err(invalid(
                 "point",
@@ -102,9 +110,13 @@ impl Problem {
     }
 
     /// Simple regret at `point`: the optimum minus the true value (test functions only).
-    fn regret(&self, point: &Bound<'_, PyAny>) -> PyResult<f64> {
+    fn regret(&self, py: Python<'_>, point: &Bound<'_, PyAny>) -> PyResult<f64> {
         let u = unit_of(&self.space, "point", point)?;
-        match &*self.kind.lock().unwrap_or_else(|e| e.into_inner()) {
+        match &*self
+            .kind
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner())
+        {
             Kind::Oracle(o) => o.problem().regret_at_unit(&u).map_err(py_err),
             Kind::Group { task, .. } => {
                 Ok(task.optimum().map_err(py_err)?.1 - task.welfare_at(&u).map_err(py_err)?)

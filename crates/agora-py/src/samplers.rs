@@ -8,6 +8,7 @@ use crate::space::Space;
 use agora_methods::suggest::{GpSuggester as CoreGp, PreferenceSuggester as CorePref};
 use agora_methods::{GpBoConfig, StandardAcq};
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use std::sync::Mutex;
 
 /// GP-BO on observations told to it one by one: `observe(unit_x, y)` (larger `y` is
@@ -61,21 +62,21 @@ impl GpSuggester {
 
     /// Add an observation: a unit-cube point of the space and its value (finite; larger is
     /// better).
-    fn observe(&self, unit_x: &Bound<'_, PyAny>, y: f64) -> PyResult<()> {
+    fn observe(&self, py: Python<'_>, unit_x: &Bound<'_, PyAny>, y: f64) -> PyResult<()> {
         let x = floats("unit_x", unit_x)?;
-        self.lock().observe(&x, y).map_err(py_err)
+        self.lock(py).observe(&x, y).map_err(py_err)
     }
 
     /// Observations so far.
     #[getter]
-    fn n_observed(&self) -> usize {
-        self.lock().n_observed()
+    fn n_observed(&self, py: Python<'_>) -> usize {
+        self.lock(py).n_observed()
     }
 
     /// The unit-cube point (snapped to the space's integer and categorical values) that
     /// maximizes the acquisition of the GP fitted to the observations.
     fn suggest(&self, py: Python<'_>) -> PyResult<Vec<f64>> {
-        let mut g = self.lock();
+        let mut g = self.lock(py);
         let s: &mut CoreGp = &mut g;
         py.detach(|| s.suggest()).map_err(py_err)
     }
@@ -83,15 +84,19 @@ impl GpSuggester {
     /// The GP's posterior `(mean, sd)` at unit-cube points.
     fn belief(&self, py: Python<'_>, unit_points: &Bound<'_, PyAny>) -> PyResult<Vec<(f64, f64)>> {
         let pts = crate::convert::rows("unit_points", unit_points)?;
-        let g = self.lock();
+        let g = self.lock(py);
         let s: &CoreGp = &g;
         py.detach(|| s.belief(&pts)).map_err(py_err)
     }
 }
 
 impl GpSuggester {
-    fn lock(&self) -> std::sync::MutexGuard<'_, CoreGp> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    /// Locked without holding the GIL while waiting (another thread may hold the lock with
+    /// the GIL released, in a fit, and need the GIL back to let go).
+    fn lock(&self, py: Python<'_>) -> std::sync::MutexGuard<'_, CoreGp> {
+        self.inner
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -104,8 +109,12 @@ pub struct PreferenceSuggester {
 }
 
 impl PreferenceSuggester {
-    fn lock(&self) -> std::sync::MutexGuard<'_, CorePref> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    /// Locked without holding the GIL while waiting (another thread may hold the lock with
+    /// the GIL released, in a fit, and need the GIL back to let go).
+    fn lock(&self, py: Python<'_>) -> std::sync::MutexGuard<'_, CorePref> {
+        self.inner
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -123,53 +132,53 @@ impl PreferenceSuggester {
 
     /// Add an option (a unit-cube point; one within 1e-4 of an earlier option is that
     /// option) and return its index.
-    fn add_option(&self, unit_x: &Bound<'_, PyAny>) -> PyResult<usize> {
+    fn add_option(&self, py: Python<'_>, unit_x: &Bound<'_, PyAny>) -> PyResult<usize> {
         let x = floats("unit_x", unit_x)?;
-        self.lock().add_option(&x).map_err(py_err)
+        self.lock(py).add_option(&x).map_err(py_err)
     }
 
     /// Option `winner` was preferred to option `loser` (the model is refitted).
     fn prefer(&self, py: Python<'_>, winner: usize, loser: usize) -> PyResult<()> {
-        let mut g = self.lock();
+        let mut g = self.lock(py);
         let s: &mut CorePref = &mut g;
         py.detach(|| s.prefer(winner, loser)).map_err(py_err)
     }
 
     /// Options `a` and `b` could not be told apart (counted; no preference).
-    fn tie(&self, a: usize, b: usize) -> PyResult<()> {
-        self.lock().tie(a, b).map_err(py_err)
+    fn tie(&self, py: Python<'_>, a: usize, b: usize) -> PyResult<()> {
+        self.lock(py).tie(a, b).map_err(py_err)
     }
 
     /// Options so far.
     #[getter]
-    fn n_options(&self) -> usize {
-        self.lock().n_options()
+    fn n_options(&self, py: Python<'_>) -> usize {
+        self.lock(py).n_options()
     }
 
     /// Ties so far.
     #[getter]
-    fn ties(&self) -> usize {
-        self.lock().ties()
+    fn ties(&self, py: Python<'_>) -> usize {
+        self.lock(py).ties()
     }
 
     /// The index of the option with the highest posterior mean (`None` before any
     /// preference).
-    fn best(&self) -> Option<usize> {
-        self.lock().best()
+    fn best(&self, py: Python<'_>) -> Option<usize> {
+        self.lock(py).best()
     }
 
     /// The option a new suggestion is compared with by default: the standing option (one
     /// that won its latest comparison) with the highest posterior mean, else `best()`
     /// (`None` before any preference).
-    fn reference(&self) -> Option<usize> {
-        self.lock().reference()
+    fn reference(&self, py: Python<'_>) -> Option<usize> {
+        self.lock(py).reference()
     }
 
     /// A new option, as a unit-cube point snapped to the space's grid, to be compared with
     /// option `reference` (default: `reference()`).
     #[pyo3(signature = (reference = None))]
     fn suggest(&self, py: Python<'_>, reference: Option<usize>) -> PyResult<Vec<f64>> {
-        let g = self.lock();
+        let g = self.lock(py);
         let s: &CorePref = &g;
         py.detach(|| match reference {
             Some(r) => s.suggest_against(r),
@@ -181,7 +190,7 @@ impl PreferenceSuggester {
     /// The latent utility's posterior `(mean, sd)` at unit-cube points.
     fn belief(&self, py: Python<'_>, unit_points: &Bound<'_, PyAny>) -> PyResult<Vec<(f64, f64)>> {
         let pts = crate::convert::rows("unit_points", unit_points)?;
-        let g = self.lock();
+        let g = self.lock(py);
         let s: &CorePref = &g;
         py.detach(|| s.belief(&pts)).map_err(py_err)
     }

@@ -14,6 +14,7 @@ use agora_study::live::{
     StudySpec, Submission, iso_utc, submission,
 };
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::sync::{Arc, Mutex};
 
@@ -45,13 +46,17 @@ pub struct Study {
 }
 
 impl Study {
-    fn lock(&self) -> std::sync::MutexGuard<'_, LiveStudy> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    /// The study, locked without holding the GIL while waiting: another thread may hold
+    /// the lock with the GIL released (a fit, a sync) and need the GIL back to let go.
+    fn lock(&self, py: Python<'_>) -> std::sync::MutexGuard<'_, LiveStudy> {
+        self.inner
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// The study, caught up with what other processes stored (without the GIL).
     fn synced(&self, py: Python<'_>) -> PyResult<std::sync::MutexGuard<'_, LiveStudy>> {
-        let mut g = self.lock();
+        let mut g = self.lock(py);
         let st: &mut LiveStudy = &mut g;
         py.detach(|| st.sync()).map_err(study_err)?;
         Ok(g)
@@ -282,14 +287,14 @@ fn media_to_py<'py>(py: Python<'py>, m: &Media) -> PyResult<Bound<'py, PyAny>> {
 impl Study {
     /// The study's name.
     #[getter]
-    fn name(&self) -> String {
-        self.lock().spec().name.clone()
+    fn name(&self, py: Python<'_>) -> String {
+        self.lock(py).spec().name.clone()
     }
 
     /// The participants, in ballot order.
     #[getter]
-    fn participants(&self) -> Vec<String> {
-        self.lock().spec().participants.clone()
+    fn participants(&self, py: Python<'_>) -> Vec<String> {
+        self.lock(py).spec().participants.clone()
     }
 
     /// The space.
@@ -302,8 +307,8 @@ impl Study {
 
     /// The study's spec (space, method with every knob, seed, participants) as a dict.
     fn spec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let v =
-            serde_json::to_value(self.lock().spec()).map_err(|e| invalid("spec", e.to_string()))?;
+        let v = serde_json::to_value(self.lock(py).spec())
+            .map_err(|e| invalid("spec", e.to_string()))?;
         from_json(py, &v)
     }
 
@@ -643,7 +648,7 @@ impl Study {
     /// rendering job through `agora.client.post_media`) and each participant's, for the
     /// web page (`agora serve`).
     fn tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.lock();
+        let s = self.lock(py);
         let st = s.stored();
         let d = PyDict::new(py);
         d.set_item("facilitator", &st.facilitator_token)?;
@@ -656,8 +661,8 @@ impl Study {
         Ok(d)
     }
 
-    fn __repr__(&self) -> String {
-        let s = self.lock();
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let s = self.lock(py);
         format!(
             "<agora.Study {:?} method={} events={}>",
             s.spec().name,
