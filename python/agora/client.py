@@ -16,6 +16,7 @@ the field at fault and the allowed values).
 from __future__ import annotations
 
 import json
+import operator
 import time
 import urllib.error
 import urllib.parse
@@ -156,16 +157,21 @@ _Choice = Union[int, str, None]
 
 
 def _index(field: str, choice: _Choice) -> int | None:
-    """An option's index from an index, a letter ("A" is 0) or None (can't tell)."""
-    if choice is None or isinstance(choice, bool):
-        if isinstance(choice, bool):
-            raise TypeError(f"{field}: an option's index, a letter (\"A\", \"B\") or None, not {choice!r}")
+    """An option's index from an index (any integer type, e.g. numpy's), a letter ("A" is
+    0), or None / "tie" (can't tell)."""
+    allowed = f"{field}: an option's index, a letter (\"A\", \"B\"), or None or \"tie\" for can't tell"
+    if choice is None or (isinstance(choice, str) and choice.lower() == "tie"):
         return None
-    if isinstance(choice, int):
-        return choice
-    if isinstance(choice, str) and len(choice) == 1 and choice.isalpha():
-        return ord(choice.upper()) - ord("A")
-    raise TypeError(f"{field}: an option's index, a letter (\"A\", \"B\") or None, not {choice!r}")
+    if isinstance(choice, str):
+        if len(choice) == 1 and choice.isalpha():
+            return ord(choice.upper()) - ord("A")
+        raise ValueError(f"{allowed}, not {choice!r}")
+    if isinstance(choice, bool):
+        raise TypeError(f"{allowed}, not {choice!r}")
+    try:
+        return operator.index(choice)
+    except TypeError:
+        raise TypeError(f"{allowed}, not {choice!r}") from None
 
 
 def ballot(
@@ -248,6 +254,21 @@ def wait_query(
         time.sleep(poll)
 
 
+def _retrying(call: Callable[[], Any], patience: float) -> Any:
+    """``call()``, sent again while the server is unreachable or answers 503 (nothing was
+    stored; a restarted or busy server), for up to ``patience`` seconds."""
+    deadline, wait = time.monotonic() + patience, 0.25
+    while True:
+        try:
+            return call()
+        except (ApiError, urllib.error.URLError, ConnectionError) as e:
+            transient = not isinstance(e, ApiError) or e.status == 503
+            if not transient or time.monotonic() + wait > deadline:
+                raise
+            time.sleep(wait)
+            wait = min(2 * wait, 5.0)
+
+
 def participate(
     base: str,
     study: str,
@@ -258,20 +279,25 @@ def participate(
     timeout: float = 60.0,
 ) -> int:
     """Take part in a meeting with a participant's token, as a person would on their phone:
-    for each group question this participant is asked and has not yet answered, call
-    ``respond(query)`` (the open question as :func:`open_query` gives it: ``kind``,
-    ``channel``, ``options`` with their ``params``) and cast what it returns: in a vote, an
-    option's index or letter, or None for can't tell; in a rating round, a number. Stops
-    after ``rounds`` ballots, or when no new question comes within ``timeout`` seconds.
-    Returns the number of ballots cast. ``respond`` can be anything: a rule, a model, a
-    language model, a person at a terminal."""
-    me = status(base, study, token)["you"].get("participant")
+    for each group question (a vote or a rating round) this participant is asked and has
+    not yet answered, call ``respond(query)`` (the open question as :func:`open_query` gives
+    it: ``kind``, ``channel``, ``options`` with their ``params``) and cast what it returns:
+    in a vote, an option's index (any integer type) or letter, or None / "tie" for can't
+    tell; in a rating round, a number. Waits as long as its last question is still open
+    (the others are still voting); stops after ``rounds`` ballots, or when no question is
+    open for ``timeout`` seconds. A server that is restarting or busy (503) is asked again
+    for up to ``timeout`` seconds. Returns the number of ballots cast. ``respond`` can be
+    anything: a rule, a model, a language model, a person at a terminal."""
+    me = _retrying(lambda: status(base, study, token), timeout)["you"].get("participant")
     if me is None:
         raise ValueError("participate needs a participant's token, not the facilitator's")
     cast, last = 0, None
     while rounds is None or cast < rounds:
-        q = wait_query(base, study, token, after=last, timeout=timeout)
+        q = _retrying(lambda: wait_query(base, study, token, after=last, timeout=timeout), timeout)
         if q is None:
+            still = _retrying(lambda: open_query(base, study, token), timeout)
+            if still is not None and still["query_id"] == last:
+                continue  # the others are still voting on our last question
             break
         last = q["query_id"]
         if me not in q["asked"] or me in q["voted"]:
@@ -279,9 +305,10 @@ def participate(
         reply = respond(q)
         try:
             if q["kind"] == "group_rate":
-                ballot(base, study, token, last, rating=float(reply))
+                _retrying(lambda: ballot(base, study, token, last, rating=float(reply)), timeout)
             else:
-                ballot(base, study, token, last, vote=reply)
+                choice = _index("respond's reply", reply)
+                _retrying(lambda: ballot(base, study, token, last, vote=choice), timeout)
         except ApiError as e:
             if e.status == 409:  # the round closed meanwhile (a deadline, the facilitator)
                 continue

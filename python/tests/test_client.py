@@ -233,3 +233,56 @@ def test_the_facilitator_answers_and_closes_over_http(server: str) -> None:
     assert closed[0]["answer"]["kind"]["votes"] == [1, None, None]
     assert client.wait_query(server, "close-me", fac, after=client.open_query(server, "close-me", fac)["query_id"],
                              timeout=0.3) is None
+
+
+def test_an_agent_waits_while_the_others_are_still_voting(server: str) -> None:
+    """Its last question still open after `timeout` (the others are slow) keeps the agent in
+    the meeting; it votes in the next round too."""
+    import threading
+
+    made = create_group(server, "slow", ["ann", "bob", "cy"])
+    fac = made["facilitator_token"]
+    first = client.open_query(server, "slow", fac)["query_id"]
+    done: list[int] = []
+    agent = threading.Thread(
+        target=lambda: done.append(client.participate(
+            server, "slow", made["participant_tokens"]["ann"], lambda q: "A", rounds=2, timeout=0.5)),
+        daemon=True,
+    )
+    agent.start()
+    while "ann" not in client.open_query(server, "slow", fac)["voted"]:
+        time.sleep(0.05)
+    time.sleep(1.5)  # three times the agent's timeout
+    for who in ("bob", "cy"):
+        client.ballot(server, "slow", fac, first, vote="B", participant=who)
+    agent.join(30)
+    assert done == [2]
+
+
+def test_choices_and_retries() -> None:
+    class Index:  # an integer of another type, as numpy's argmax returns
+        def __index__(self) -> int:
+            return 1
+
+    assert client._index("vote", Index()) == 1
+    assert client._index("vote", "b") == 1 and client._index("vote", "tie") is None
+    with pytest.raises(TypeError, match="vote"):
+        client._index("vote", True)
+    with pytest.raises(ValueError, match="vote"):
+        client._index("vote", "AB")
+    # A busy server (503: nothing stored) is asked again; another refusal is not.
+    calls = []
+
+    def busy_twice() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise client.ApiError(503, "busy", "retry later")
+        return "ok"
+
+    assert client._retrying(busy_twice, 10) == "ok" and len(calls) == 3
+
+    def refused() -> str:
+        raise client.ApiError(409, "not_pending", "closed")
+
+    with pytest.raises(client.ApiError):
+        client._retrying(refused, 10)

@@ -195,8 +195,11 @@ fn media_of(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Option<Media>> {
         }
     };
     let is_file = text("type")?.as_deref() == Some("file");
-    let media = if is_file && d.contains("path")? {
-        let path = std::path::PathBuf::from(text("path")?.unwrap_or_default());
+    let media = if is_file && let Some(p) = d.get_item("path")? {
+        let path_field = format!("{field}.path");
+        let path: std::path::PathBuf = p
+            .extract()
+            .map_err(|_| crate::errors::wrong_type(&path_field, "a path (str or os.PathLike)"))?;
         for k in d.keys() {
             let k: String = k.extract()?;
             if !["type", "path", "content_type"].contains(&k.as_str()) {
@@ -211,7 +214,7 @@ fn media_of(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Option<Media>> {
             None => content_type_of(&path)
                 .ok_or_else(|| {
                     invalid(
-                        &format!("{field}.path"),
+                        &path_field,
                         format!(
                             "`{}`: allowed extensions png, jpg, jpeg, gif, webp, svg, mp3, wav, \
                              ogg (or give `content_type`)",
@@ -221,13 +224,21 @@ fn media_of(field: &str, obj: &Bound<'_, PyAny>) -> PyResult<Option<Media>> {
                 })?
                 .to_string(),
         };
-        let bytes = std::fs::read(&path).map_err(|e| {
-            invalid(
-                &format!("{field}.path"),
-                format!("reading `{}`: {e}", path.display()),
-            )
-        })?;
-        Media::file(&ct, &bytes, field).map_err(crate::errors::py_err)?
+        let read_error =
+            |e: std::io::Error| invalid(&path_field, format!("reading `{}`: {e}", path.display()));
+        let size = std::fs::metadata(&path).map_err(read_error)?.len();
+        if size > agora_study::live::media::MAX_FILE_BYTES as u64 {
+            return Err(invalid(
+                &path_field,
+                format!(
+                    "`{}` has {size} bytes; a media file is at most {} bytes",
+                    path.display(),
+                    agora_study::live::media::MAX_FILE_BYTES
+                ),
+            ));
+        }
+        let bytes = std::fs::read(&path).map_err(read_error)?;
+        Media::file(&ct, &bytes, &path_field).map_err(crate::errors::py_err)?
     } else if is_file && let Some(data) = d.get_item("data")? {
         if let Ok(b) = data.cast::<PyBytes>() {
             let ct = text("content_type")?.ok_or_else(|| {
@@ -505,6 +516,12 @@ impl Study {
                 lines.join("\n")
             }
         };
+        if text.trim().is_empty() {
+            return Err(invalid(
+                "data",
+                "no rows: give at least one (a dict per row, or a CSV header and rows)",
+            ));
+        }
         let mut s = self.synced(py)?;
         let st: &mut LiveStudy = &mut s;
         py.detach(|| {

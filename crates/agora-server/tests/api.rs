@@ -1165,4 +1165,13 @@ async fn a_candidate_set_with_its_pictures_is_created_over_http() {
     .await;
     assert_eq!(code, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
     assert_eq!(v["error"]["code"], "payload_too_large");
+    let (code, v) = call(&state, "GET", "/api/studies", Some("admin-secret"), None).await;
+    assert_eq!(code, StatusCode::OK, "{v}");
+    let names: Vec<&str> = v["studies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["rooms"], "nothing made of the refused definition");
 }
