@@ -154,6 +154,9 @@ struct Inner {
     feed: Mutex<Option<Subscription>>,
     /// The most ballots stored in one transaction (0: all that are waiting).
     batch_limit: std::sync::atomic::AtomicUsize,
+    /// Stored studies found to have no time limit: a definition never changes, so the
+    /// deadline scan reads each study once, not every ten seconds.
+    untimed: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Inner {
@@ -176,6 +179,7 @@ impl AppState {
                 following: AtomicBool::new(false),
                 feed: Mutex::new(None),
                 batch_limit: std::sync::atomic::AtomicUsize::new(0),
+                untimed: Mutex::new(std::collections::HashSet::new()),
             }),
         }
     }
@@ -322,12 +326,23 @@ impl AppState {
     /// harmlessly: the log keeps one close.
     pub async fn close_expired_rounds(&self, scan_store: bool) -> Result<usize, ApiError> {
         if scan_store {
-            let store = self.store();
+            let state = self.clone();
             let names = tokio::task::spawn_blocking(move || -> Result<Vec<String>, StoreError> {
+                let held: std::collections::HashSet<String> =
+                    state.inner.entries().into_iter().map(|(n, _)| n).collect();
                 let mut timed = Vec::new();
-                for name in store.list()? {
-                    if store.study(&name)?.spec.round_seconds.is_some() {
+                for name in state.store().list()? {
+                    let untimed = || {
+                        let u = state.inner.untimed.lock();
+                        u.unwrap_or_else(|p| p.into_inner())
+                    };
+                    if held.contains(&name) || untimed().contains(&name) {
+                        continue;
+                    }
+                    if state.store().study(&name)?.spec.round_seconds.is_some() {
                         timed.push(name);
+                    } else {
+                        untimed().insert(name);
                     }
                 }
                 Ok(timed)
