@@ -656,6 +656,27 @@ fn body_ok(
     })
 }
 
+/// A body that could not be read whole: 413 with `limit` when it is over its limit, else
+/// 400 (the client broke off or sent a malformed stream).
+fn read_error(e: &axum::Error, limit: String) -> ApiError {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<http_body_util::LengthLimitError>() {
+            return ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorCode::PayloadTooLarge,
+                limit,
+            );
+        }
+        cause = c.source();
+    }
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        ErrorCode::BadBody,
+        format!("the request body could not be read: {e}"),
+    )
+}
+
 fn parse_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(body).map_err(|e| {
         ApiError::bad(
@@ -908,10 +929,9 @@ async fn post_media(
     }
     let bytes = axum::body::to_bytes(body, MAX_FILE_BYTES)
         .await
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                ErrorCode::PayloadTooLarge,
+        .map_err(|e| {
+            read_error(
+                &e,
                 format!("a media file is at most {MAX_FILE_BYTES} bytes"),
             )
         })?;
@@ -1314,10 +1334,9 @@ async fn create(
     admin_only(&state, &headers, &uri, "creating a study")?;
     let body = axum::body::to_bytes(body, SPEC_BODY_LIMIT)
         .await
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                ErrorCode::PayloadTooLarge,
+        .map_err(|e| {
+            read_error(
+                &e,
                 format!("a study's definition is at most {SPEC_BODY_LIMIT} bytes"),
             )
         })?;

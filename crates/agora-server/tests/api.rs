@@ -1175,3 +1175,40 @@ async fn a_candidate_set_with_its_pictures_is_created_over_http() {
         .collect();
     assert_eq!(names, ["rooms"], "nothing made of the refused definition");
 }
+
+/// A body that breaks off is a bad request (400 `bad_body`), not one over the limit; one
+/// over the limit is 413. Nothing is made either way.
+#[tokio::test]
+async fn a_broken_body_is_told_from_one_too_large() {
+    let state = state();
+    let send = |chunks: Vec<Result<Vec<u8>, std::io::Error>>| {
+        let state = state.clone();
+        async move {
+            let req = Request::builder()
+                .method("POST")
+                .uri("/api/studies")
+                .header("authorization", "Bearer admin-secret")
+                .header("content-type", "application/json")
+                .body(Body::from_stream(futures_util::stream::iter(chunks)))
+                .unwrap();
+            let res = router(state).oneshot(req).await.unwrap();
+            let status = res.status();
+            let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+                .await
+                .unwrap();
+            (status, serde_json::from_slice::<Value>(&bytes).unwrap())
+        }
+    };
+    let broken = vec![
+        Ok(b"{\"name\": \"x\", ".to_vec()),
+        Err(std::io::Error::other("connection reset")),
+    ];
+    let (code, v) = send(broken).await;
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(v["error"]["code"], "bad_body", "{v}");
+    let chunk = vec![b' '; 1 << 20];
+    let (code, v) = send((0..17).map(|_| Ok(chunk.clone())).collect()).await;
+    assert_eq!(code, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
+    let (_, v) = call(&state, "GET", "/api/studies", Some("admin-secret"), None).await;
+    assert_eq!(v["studies"], json!([]));
+}
