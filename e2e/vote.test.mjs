@@ -343,6 +343,11 @@ test('a facilitator and three participants vote publicly and privately to a reco
       assert.match(await p.locator('[data-testid=countdown]').textContent(), /^Closes by itself in 0:(0\d|1[0-2])$/);
     }
     const first = await tFac.locator('section.question').getAttribute('data-query');
+    // Someone in the room asks "what about 21.5 degrees?": the facilitator puts it into the
+    // next question.
+    await tFac.locator('#suggest-temperature').fill('21.5');
+    await tFac.getByRole('button', { name: 'Ask it next' }).click();
+    await tFac.locator('#notice', { hasText: 'in the next question' }).waitFor({ timeout: WAIT });
     await tAnn.getByRole('button', { name: 'Prefer A' }).click();
     await tAnn.locator('[data-testid=vote-status]').filter({ hasText: 'Vote recorded' }).waitFor({ timeout: WAIT });
     await tFac.screenshot({ path: join(OUT, 'deadline-facilitator.png'), fullPage: true });
@@ -361,6 +366,12 @@ test('a facilitator and three participants vote publicly and privately to a reco
     assert.equal(tClosed.by, 'deadline');
     assert.deepEqual(tClosed.answer.kind.votes, [0, null, null]);
     log('the timed round closed by itself');
+    assert.ok(tEvents.some((e) => e.type === 'enqueued'), 'no enqueued event');
+    const next = (await api('/api/studies/e2e-timed/query', timed.json.facilitator_token)).json.pending;
+    assert.ok(next.options.some((o) => o.params[0][1] === 21.5),
+      `the suggested 21.5 is not in the next question: ${JSON.stringify(next.options)}`);
+    await tFac.locator('section.question', { hasText: '21.5' }).waitFor({ timeout: WAIT });
+    log('the suggested option is in the next question');
     await tFac.close();
     // Media: a candidate set whose options carry a picture (a file kept in the study) or a
     // description, and a box study whose open options get renderings posted with the

@@ -176,6 +176,10 @@ impl Strategy for GroupPbo {
         self.inner.enqueue(option)
     }
 
+    fn enqueues(&self) -> bool {
+        self.inner.enqueues()
+    }
+
     fn snapshot(&self) -> Result<Option<serde_json::Value>> {
         let Some(inner) = self.inner.snapshot()? else {
             return Ok(None);

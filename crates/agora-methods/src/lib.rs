@@ -218,6 +218,10 @@ pub trait Strategy: Send + std::fmt::Debug {
             "options of the user's own",
         ))
     }
+    /// Whether [`Strategy::enqueue`] takes options (so a facilitator's page can offer it).
+    fn enqueues(&self) -> bool {
+        false
+    }
     /// The strategy's state as plain data, for resuming without replaying its history
     /// (a live study keeps one beside its log; see [`Strategy::restore`]). `Ok(None)`: this
     /// method keeps no snapshots, and a study of it is opened by replaying its log.

@@ -671,6 +671,10 @@ impl Strategy for Pbo {
         Ok(())
     }
 
+    fn enqueues(&self) -> bool {
+        true
+    }
+
     fn snapshot(&self) -> Result<Option<serde_json::Value>> {
         crate::snapshot::write(&self.name(), PBO_STATE_FORMAT, &self.state())
     }

@@ -396,6 +396,10 @@ impl Strategy for GpBo {
         Ok(())
     }
 
+    fn enqueues(&self) -> bool {
+        true
+    }
+
     /// The GP fitted afresh to the evaluations so far (warm-started like the next proposal's
     /// fit, on its own random stream): reading the belief never changes what is proposed.
     fn belief(&self, points: &[Vec<f64>]) -> Option<Vec<(f64, f64)>> {

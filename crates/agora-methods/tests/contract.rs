@@ -503,6 +503,14 @@ fn check(method: &'static Method) -> String {
     );
     replay_with_bad_answers(&case, &first);
     parallel(&case, &first);
+    // `enqueues` says whether `enqueue` takes an option (a page offers it by that).
+    let took = case.strategy().enqueue(&[0.25, 0.75]);
+    assert_eq!(
+        took.is_ok(),
+        case.strategy().enqueues(),
+        "{}: enqueues() disagrees with enqueue: {took:?}",
+        method.name
+    );
     let snap = snapshots(&case, &first);
     assert_eq!(
         snap,

@@ -505,6 +505,41 @@
       h('h2', { id: 'rec-h' }, 'Recommendation'), inner);
   }
 
+  // A form to put an option of the facilitator's own (someone in the room asks "what about
+  // 21 degrees?") into the next question: the open question's first option, to edit.
+  function suggestId(name) { return 'suggest-' + name; }
+  function suggestion(s) {
+    var q = s.pending;
+    if (!s.takes_options || !q || !q.options.length) return null;
+    var params = q.options[0].params;
+    return h('section', { class: 'card', id: 'suggest', 'aria-labelledby': 'suggest-h' },
+      h('h2', { id: 'suggest-h' }, 'Suggest an option'),
+      h('p', { class: 'muted small' }, 'It goes into the next question, beside the method’s own choice.'),
+      h('form', { 'data-action': 'enqueue', 'data-query': q.query_id },
+        params.map(function (p) {
+          var id = suggestId(p[0]);
+          return h('div', { class: 'field' }, h('label', { for: id }, p[0]),
+            h('input', { id: id, name: p[0], type: 'text', required: true, autocomplete: 'off',
+              value: drafts[id] !== undefined ? drafts[id] : fmt(p[1]) }));
+        }),
+        h('button', { type: 'submit', class: 'secondary', disabled: busy }, 'Ask it next')));
+  }
+  function enqueue(q) {
+    var option = {};
+    q.options[0].params.forEach(function (p) {
+      var el = document.getElementById(suggestId(p[0]));
+      var v = el ? el.value.trim() : '';
+      var x = Number(v);
+      option[p[0]] = v !== '' && isFinite(x) ? x : v;
+    });
+    act(function () {
+      return api('/enqueue', { option: option });
+    }, function () {
+      q.options[0].params.forEach(function (p) { delete drafts[suggestId(p[0])]; });
+      return 'Your option will be in the next question.';
+    });
+  }
+
   function progress(s) {
     return h('section', { class: 'card', 'aria-labelledby': 'prog-h' },
       h('h2', { id: 'prog-h' }, 'Progress'),
@@ -538,7 +573,7 @@
       errorBox(), noticeBox(),
       h('div', { class: 'columns' },
         h('div', { class: 'col-main' }, facilitatorQuestion(s), plot(d.seq)),
-        h('div', { class: 'col-side' }, recommendation(s), beliefPanel(), progress(s))));
+        h('div', { class: 'col-side' }, recommendation(s), beliefPanel(), suggestion(s), progress(s))));
   }
 
   // ---- a participant's view --------------------------------------------------------------
@@ -705,6 +740,8 @@
           values.push(v);
         }
         answer(q, { type: 'values', values: values }, 'Values');
+      } else if (action === 'enqueue') {
+        enqueue(q);
       }
     });
     app.addEventListener('input', function (e) {

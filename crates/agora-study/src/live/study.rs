@@ -212,6 +212,9 @@ pub struct Status {
     /// "learned"`); left out of the JSON otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub raters: Vec<RaterWeight>,
+    /// Whether the facilitator may put options of their own into the next question
+    /// (`agora study enqueue`, `POST .../enqueue`): a box space and a method that takes them.
+    pub takes_options: bool,
 }
 
 /// One rater's learned reliability: the noise scale the method fits to their answers.
@@ -1737,6 +1740,8 @@ impl LiveStudy {
             stalled: self.stalled.clone(),
             recommendation: self.recommendation(),
             raters: self.rater_weights(),
+            takes_options: matches!(self.stored.spec.space, Space::Box { .. })
+                && self.strategy.enqueues(),
         }
     }
 
