@@ -278,16 +278,19 @@ def participate(
     rounds: int | None = None,
     timeout: float = 60.0,
 ) -> int:
-    """Take part in a meeting with a participant's token, as a person would on their phone:
-    for each group question (a vote or a rating round) this participant is asked and has
-    not yet answered, call ``respond(query)`` (the open question as :func:`open_query` gives
-    it: ``kind``, ``channel``, ``options`` with their ``params``) and cast what it returns:
-    in a vote, an option's index (any integer type) or letter, or None / "tie" for can't
-    tell; in a rating round, a number. Waits as long as its last question is still open
-    (the others are still voting); stops after ``rounds`` ballots, or when no question is
-    open for ``timeout`` seconds. A server that is restarting or busy (503) is asked again
-    for up to ``timeout`` seconds. Returns the number of ballots cast. ``respond`` can be
-    anything: a rule, a model, a language model, a person at a terminal."""
+    """Take part in a study with a participant's token, as a person would on their phone:
+    for each question this participant is asked and has not yet answered, call
+    ``respond(query)`` (the open question as :func:`open_query` gives it: ``kind``,
+    ``channel``, ``options`` with their ``params``) and send what it returns:
+    - a group vote or a comparison (``pairs``, an expert's ``boap`` comparisons): an
+      option's index (any integer type) or letter, or None / "tie" for can't tell;
+    - a rating round: a number;
+    - an evaluation: one value per option.
+    Waits as long as its last question is still open (the others are still voting); stops
+    after ``rounds`` answers, or when no question is open for ``timeout`` seconds. A server
+    that is restarting or busy (503) is asked again for up to ``timeout`` seconds. Returns
+    the number of answers sent. ``respond`` can be anything: a rule, a model, a language
+    model, a person at a terminal."""
     me = _retrying(lambda: status(base, study, token), timeout)["you"].get("participant")
     if me is None:
         raise ValueError("participate needs a participant's token, not the facilitator's")
@@ -300,15 +303,24 @@ def participate(
                 continue  # the others are still voting on our last question
             break
         last = q["query_id"]
-        if me not in q["asked"] or me in q["voted"]:
+        group = q["kind"] in ("group_vote", "group_rate")
+        if group and (me not in q["asked"] or me in q["voted"]):
             continue
         reply = respond(q)
         try:
             if q["kind"] == "group_rate":
                 _retrying(lambda: ballot(base, study, token, last, rating=float(reply)), timeout)
+            elif q["kind"] == "evaluate":
+                values = [float(v) for v in reply]
+                _retrying(lambda: answer(base, study, token, last, values=values), timeout)
             else:
                 choice = _index("respond's reply", reply)
-                _retrying(lambda: ballot(base, study, token, last, vote=choice), timeout)
+                if group:
+                    _retrying(lambda: ballot(base, study, token, last, vote=choice), timeout)
+                elif choice is None:
+                    _retrying(lambda: answer(base, study, token, last, tie=True), timeout)
+                else:
+                    _retrying(lambda: answer(base, study, token, last, winner=choice), timeout)
         except ApiError as e:
             if e.status == 409:  # the round closed meanwhile (a deadline, the facilitator)
                 continue

@@ -286,3 +286,25 @@ def test_choices_and_retries() -> None:
 
     with pytest.raises(client.ApiError):
         client._retrying(refused, 10)
+
+
+def test_an_agent_rates_pairs_as_the_studys_rater(server: str) -> None:
+    """In a `pairs` study the participant answers each comparison itself: an agent with
+    ann's token picks the option nearer its taste, five times; the log has its picks, by ann."""
+    made = create(server)
+    ann = made["participant_tokens"]["ann"]
+
+    def respond(q: dict) -> str:
+        a, b = (dict(o["params"])["height"] for o in q["options"])
+        return "A" if abs(a - 50) <= abs(b - 50) else "B"
+
+    assert client.participate(server, "chairs", ann, respond, rounds=5, timeout=10) == 5
+    events = events_of(server, "chairs", made["facilitator_token"])
+    asked = {e["query"]["id"]: [40 + 20 * p["unit"][0] for p in e["query"]["kind"]["points"]]
+             for e in events if e["type"] == "asked"}
+    answered = [e for e in events if e["type"] == "answered"]
+    assert len(answered) == 5 and all(e["by"] == "ann" for e in answered)
+    for e in answered:
+        hs = asked[e["answer"]["query_id"]]
+        want = 0 if abs(hs[0] - 50) <= abs(hs[1] - 50) else 1
+        assert e["answer"]["kind"]["winner"] == want
