@@ -125,3 +125,25 @@ def keyword_answer(query: agora.Query) -> dict[str, Any]:
         d = len(query.unit_points[0])
         return {"matrix": [[-2.0 if i == j else 0.0 for j in range(d)] for i in range(d)]}
     raise AssertionError(f"unexpected query kind {query.kind}")
+
+
+def run_at_once(*bodies, timeout: float = 60.0) -> None:
+    """Run each body on a thread of its own, all at once; fail if one is still running after
+    `timeout` seconds (stuck: a deadlock) or raised."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def guarded(body):
+        try:
+            body()
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(b,), daemon=True) for b in bodies]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a thread is stuck"
+    assert errors == []

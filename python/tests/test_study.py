@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 import agora
-from conftest import Cli
+from conftest import Cli, run_at_once
 
 BRANIN = agora.problems.make("branin")
 
@@ -547,32 +547,17 @@ def test_the_figure_is_the_clis(db, cli: Cli, tmp_path):
 def test_threads_sharing_a_study_do_not_deadlock(db):
     """One thread asks the model (the study locked, the GIL released) while another reads
     the study's name and tokens (the GIL held): neither may wait for the other forever."""
-    import threading
-
     st = agora.create_study("shared", method="gp-logei", space=BRANIN.space, seed=3, storage=str(db))
     answer_bo(st, 6)
     grid = [{"x0": x0, "x1": 7.5} for x0 in (-5.0, 0.0, 5.0, 10.0)] * 25
-    errors = []
 
     def model():
-        try:
-            for _ in range(30):
-                st.belief(grid)
-                st.plot()
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
+        for _ in range(30):
+            st.belief(grid)
+            st.plot()
 
     def reader():
-        try:
-            for _ in range(3000):
-                assert st.name == "shared" and st.tokens()["facilitator"]
-        except Exception as e:  # pragma: no cover
-            errors.append(e)
+        for _ in range(3000):
+            assert st.name == "shared" and st.tokens()["facilitator"]
 
-    threads = [threading.Thread(target=f, daemon=True) for f in (model, reader, reader)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads), "a thread is stuck"
-    assert errors == []
+    run_at_once(model, reader, reader)
