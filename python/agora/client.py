@@ -114,6 +114,12 @@ def post_media(
     return str(reply["outcome"])
 
 
+def _post_json(base: str, study: str, token: str, path: str, body: dict[str, Any]) -> str:
+    data = json.dumps(body).encode("utf-8")
+    reply = _request("POST", _study_url(base, study) + path, token, data, "application/json")
+    return str(reply["outcome"])
+
+
 def import_data(base: str, study: str, token: str, rows: list[dict[str, Any]]) -> str:
     """Give the study earlier data before its first answer (the facilitator's token), as
     ``agora study import`` does: evaluations ``{"temperature": 22, "value": 3.5}`` for GP-BO
@@ -121,24 +127,14 @@ def import_data(base: str, study: str, token: str, rows: list[dict[str, Any]]) -
     ``group-pairs``, the parameters by name in the study's units. A bad row is refused
     (:class:`ApiError` with ``field`` ``"line N: PARAMETER"``, the first row line 1) and
     nothing is stored. Returns ``"recorded"``."""
-    body = json.dumps({"rows": list(rows)}).encode("utf-8")
-    reply = _request("POST", _study_url(base, study) + "/import", token, body, "application/json")
-    return str(reply["outcome"])
+    return _post_json(base, study, token, "/import", {"rows": list(rows)})
 
 
 def enqueue(base: str, study: str, token: str, option: dict[str, Any]) -> str:
     """Put an option of your own (the parameters by name, in the study's units) into the
     next question after the open one (the facilitator's token), as ``agora study enqueue``
     does. Returns ``"recorded"``."""
-    body = json.dumps({"option": dict(option)}).encode("utf-8")
-    reply = _request("POST", _study_url(base, study) + "/enqueue", token, body, "application/json")
-    return str(reply["outcome"])
-
-
-def _post_json(base: str, study: str, token: str, path: str, body: dict[str, Any]) -> str:
-    data = json.dumps(body).encode("utf-8")
-    reply = _request("POST", _study_url(base, study) + path, token, data, "application/json")
-    return str(reply["outcome"])
+    return _post_json(base, study, token, "/enqueue", {"option": dict(option)})
 
 
 def status(base: str, study: str, token: str) -> dict[str, Any]:

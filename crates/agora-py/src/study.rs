@@ -491,42 +491,53 @@ impl Study {
     /// start, do not count as answers, and the open question is asked again in their light.
     /// Returns the number of rows imported.
     fn import_data(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let text = match data.extract::<String>() {
-            Ok(t) => t,
+        use agora_study::live::import::{read_objects, read_observations};
+        let empty = || {
+            invalid(
+                "data",
+                "no rows: give at least one (a dict per row, or a CSV header and rows)",
+            )
+        };
+        // The text of a file, or rows as a JSON-lines file holds them.
+        let (text, rows) = match data.extract::<String>() {
+            Ok(t) if t.trim().is_empty() => return Err(empty()),
+            Ok(t) => (Some(t), Vec::new()),
             Err(_) => {
-                let rows = data.try_iter().map_err(|_| {
+                let it = data.try_iter().map_err(|_| {
                     crate::errors::wrong_type(
                         "data",
                         "a list of dicts, or the text of a CSV or JSON-lines file",
                     )
                 })?;
-                let mut lines = Vec::new();
-                for (i, row) in rows.enumerate() {
-                    let row = row?;
-                    if row.cast::<PyDict>().is_err() {
-                        return Err(crate::errors::wrong_type(
-                            &format!("data[{i}]"),
-                            "a dict of the parameters by name with `value`, or with `winner` \
-                             and `loser`",
-                        ));
+                let mut rows = Vec::new();
+                for (i, row) in it.enumerate() {
+                    let field = format!("data[{i}]");
+                    match crate::convert::to_json(&field, &row?)? {
+                        serde_json::Value::Object(o) => rows.push(o),
+                        _ => {
+                            return Err(crate::errors::wrong_type(
+                                &field,
+                                "a dict of the parameters by name with `value`, or with \
+                                 `winner` and `loser`",
+                            ));
+                        }
                     }
-                    let v = crate::convert::to_json(&format!("data[{i}]"), &row)?;
-                    lines.push(v.to_string());
                 }
-                lines.join("\n")
+                if rows.is_empty() {
+                    return Err(empty());
+                }
+                (None, rows)
             }
         };
-        if text.trim().is_empty() {
-            return Err(invalid(
-                "data",
-                "no rows: give at least one (a dict per row, or a CSV header and rows)",
-            ));
-        }
         let mut s = self.synced(py)?;
         let st: &mut LiveStudy = &mut s;
         py.detach(|| {
-            let rows = agora_study::live::import::read_observations(&st.spec().space, &text)
-                .map_err(agora_study::live::StudyError::from)?;
+            let space = &st.spec().space;
+            let rows = match &text {
+                Some(t) => read_observations(space, t),
+                None => read_objects(space, rows),
+            }
+            .map_err(agora_study::live::StudyError::from)?;
             let n = rows.len();
             st.import(&Actor::Owner, rows).map(|()| n)
         })

@@ -1083,14 +1083,8 @@ async fn import(
         if b.rows.is_empty() {
             return Err(agora_core::Error::invalid("rows", "no rows: give at least one").into());
         }
-        // The rows as JSON lines, read as `agora study import` reads a file.
-        let text = b
-            .rows
-            .iter()
-            .map(|r| serde_json::Value::Object(r.clone()).to_string())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let data = agora_study::live::import::read_observations(&s.spec().space, &text)?;
+        // Read as `agora study import` reads a JSON-lines file.
+        let data = agora_study::live::import::read_objects(&s.spec().space, b.rows.clone())?;
         s.import(a, data).map(|()| Outcome::Recorded)
     })
     .await

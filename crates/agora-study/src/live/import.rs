@@ -169,56 +169,78 @@ fn at_line(n: usize, e: Error) -> Error {
 }
 
 fn read_json_lines(params: &[Param], text: &str) -> Result<Vec<Observation>> {
-    let space = Space::Box {
-        params: params.to_vec(),
-    };
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
         if line.trim().is_empty() {
             continue;
         }
         let row = (|| -> Result<Observation> {
             let v: Value = serde_json::from_str(line)
                 .map_err(|e| Error::invalid("row", format!("not a JSON object: {e}")))?;
-            let Value::Object(mut obj) = v else {
+            let Value::Object(obj) = v else {
                 return Err(Error::invalid("row", "must be a JSON object"));
             };
-            if obj.contains_key("winner") || obj.contains_key("loser") {
-                let mut side = |k: &str| -> Result<Vec<f64>> {
-                    match obj.remove(k) {
-                        Some(Value::Object(o)) => point_from_object(&space, params, &o, k),
-                        Some(_) => Err(Error::invalid(k, "must be an object of the parameters")),
-                        None => Err(Error::invalid(k, "missing (a comparison names winner and loser)")),
-                    }
-                };
-                let winner = side("winner")?;
-                let loser = side("loser")?;
-                if let Some(k) = obj.keys().next() {
-                    return Err(Error::invalid(k.as_str(), "a comparison has only winner and loser"));
-                }
-                return Ok(Observation::Comparison { winner, loser });
-            }
-            let value = match obj.remove("value") {
-                Some(Value::Number(x)) => x
-                    .as_f64()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| Error::invalid("value", "must be a finite number"))?,
-                Some(v) => return Err(Error::invalid("value", format!("`{v}` is not a number"))),
-                None => {
-                    return Err(Error::invalid(
-                        "value",
-                        "missing: a row is an evaluation (the parameters and `value`) or a comparison (`winner`, `loser`)",
-                    ));
-                }
-            };
-            let point = point_from_object(&space, params, &obj, "")?;
-            Ok(Observation::Evaluation { point, value })
+            observation(params, obj)
         })()
-        .map_err(|e| at_line(n, e))?;
+        .map_err(|e| at_line(i + 1, e))?;
         out.push(row);
     }
     Ok(out)
+}
+
+/// The observations in `rows`, objects as a JSON-lines file holds them (what the HTTP
+/// API's import and Python's `import_data` take): the first bad row is reported as
+/// `line N` (the first row is line 1). An empty list gives none.
+pub fn read_objects(space: &Space, rows: Vec<Map<String, Value>>) -> Result<Vec<Observation>> {
+    let params = box_params(space)?;
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, obj)| observation(params, obj).map_err(|e| at_line(i + 1, e)))
+        .collect()
+}
+
+/// One row: an evaluation (the parameters by name and `value`) or a comparison (`winner`
+/// and `loser`, each the parameters by name).
+fn observation(params: &[Param], mut obj: Map<String, Value>) -> Result<Observation> {
+    let space = Space::Box {
+        params: params.to_vec(),
+    };
+    if obj.contains_key("winner") || obj.contains_key("loser") {
+        let mut side = |k: &str| -> Result<Vec<f64>> {
+            match obj.remove(k) {
+                Some(Value::Object(o)) => point_from_object(&space, params, &o, k),
+                Some(_) => Err(Error::invalid(k, "must be an object of the parameters")),
+                None => Err(Error::invalid(
+                    k,
+                    "missing (a comparison names winner and loser)",
+                )),
+            }
+        };
+        let winner = side("winner")?;
+        let loser = side("loser")?;
+        if let Some(k) = obj.keys().next() {
+            return Err(Error::invalid(
+                k.as_str(),
+                "a comparison has only winner and loser",
+            ));
+        }
+        return Ok(Observation::Comparison { winner, loser });
+    }
+    let value = match obj.remove("value") {
+        Some(Value::Number(x)) => x
+            .as_f64()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| Error::invalid("value", "must be a finite number"))?,
+        Some(v) => return Err(Error::invalid("value", format!("`{v}` is not a number"))),
+        None => {
+            return Err(Error::invalid(
+                "value",
+                "missing: a row is an evaluation (the parameters and `value`) or a comparison (`winner`, `loser`)",
+            ));
+        }
+    };
+    let point = point_from_object(&space, params, &obj, "")?;
+    Ok(Observation::Evaluation { point, value })
 }
 
 /// Split one CSV line into fields (quoted fields with `""` escapes; no newlines inside).
